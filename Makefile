@@ -1,0 +1,36 @@
+# reqsched top-level Makefile. Entry points (DESIGN.md §7):
+#   make          install build dependencies, build libreqsched, the helper
+#                 and the patched Squid into build/
+#   make check    all of the above, then every test
+#   make demo     the field-trial scenario on the testbed, all modes
+#   make bench    the benchmarks
+# Each component contributes its targets from mk/<component>.mk by appending
+# to ALL_TARGETS, CHECK_TARGETS, BENCH_TARGETS.
+TOP     := $(CURDIR)
+BUILD   := $(TOP)/build
+PREFIX  := $(BUILD)
+STAMPS  := $(BUILD)/stamps
+export PKG_CONFIG_PATH := $(PREFIX)/lib/pkgconfig:$(PKG_CONFIG_PATH)
+
+ALL_TARGETS   :=
+CHECK_TARGETS :=
+BENCH_TARGETS :=
+
+.PHONY: all check demo bench deps clean
+all: deps
+
+deps: $(STAMPS)/deps
+$(STAMPS)/deps: scripts/install-deps mk/apt-packages.txt mk/python-packages.txt
+	@mkdir -p $(STAMPS)
+	scripts/install-deps
+	@touch $@
+
+include $(sort $(wildcard mk/*.mk))
+
+all: $(ALL_TARGETS)
+check: all $(CHECK_TARGETS)
+	@echo "make check: all test suites passed"
+bench: all $(BENCH_TARGETS)
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * reqsched.h - request scheduling for a proxy at the user side of a congested
+ * access link (MSF-RS, FQRS, RQS, DRR-SFF).
+ *
+ * The library decides WHICH queued request goes next (the selection policy)
+ * and WHEN (the window controller, which caps the number of outstanding
+ * responses W at W+). It does no I/O, keeps no global state and reads no
+ * clock: every entry point takes the caller's time in nanoseconds.
+ *
+ * Requests are named by rs_id handles (index + generation), never by
+ * pointers, so a stale or repeated call is detected and returns an error
+ * instead of touching freed memory. Every function that can fail returns
+ * 0 or a negative RS_E* code and leaves all counters unchanged on error.
+ *
+ * Lifecycle of one request:
+ *   rs_enqueue()  -> QUEUED ---- rs_cancel() ----------------> gone
+ *                      |
+ *                  release callback (inside rs_enqueue/rs_on_end/rs_on_timer)
+ *                      v
+ *                   RELEASED -- rs_on_first_byte/rs_on_bytes* -- rs_on_end() -> gone
+ * The release callback is the only way a request leaves the queue towards the
+ * network; the caller must eventually call rs_on_end() exactly once for it.
+ */
+#ifndef REQSCHED_H
+#define REQSCHED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef uint64_t rs_time_ns;	/* caller's monotonic clock */
+typedef uint64_t rs_id;		/* request handle; 0 is never valid */
+
+#define RS_NSEC_PER_SEC 1000000000ULL
+
+enum rs_error {
+	RS_OK = 0,
+	RS_EINVAL = -1,		/* bad argument (weight <= 0, NULL, bad config) */
+	RS_ENOCLASS = -2,	/* unknown class index or name */
+	RS_ESTALE = -3,		/* id unknown or already ended/cancelled */
+	RS_ESTATE = -4,		/* wrong state (cancel of a released request, ...) */
+	RS_ENOMEM = -5,
+	RS_EEXIST = -6,		/* duplicate class name */
+	RS_EFULL = -7,		/* max_queued reached */
+};
+
+enum rs_policy {
+	RS_POLICY_MSF,		/* MSF-RS: SC += L / (w * UC), user-based fairness */
+	RS_POLICY_RFQ,		/* FQRS:   SC += L / w, class-based fairness */
+	RS_POLICY_DRR,		/* RQS: DRR over estimated response sizes */
+};
+
+enum rs_controller {
+	RS_WIN_WRC_MULT,	/* MSF-RS Eq. 3, every update_interval */
+	RS_WIN_WRC_AIMD,	/* FQRS: every F*W+ completions, fast start */
+	RS_WIN_RTC,		/* RQS release-time controller */
+	RS_WIN_FIXED,		/* constant window fixed_window */
+};
+
+struct rs_config {
+	enum rs_policy policy;
+	bool sff;			/* DRR-SFF modifier on top of policy */
+	enum rs_controller controller;
+	uint64_t link_bps;		/* downlink capacity C, bits/s, > 0 */
+	double target_util;		/* U+, (0, 1] */
+	rs_time_ns update_interval;	/* wrc-mult interval T */
+	double K;			/* wrc-mult max growth factor, >= 1 */
+	unsigned F;			/* wrc-aimd: interval = F * W+ completions */
+	unsigned fixed_window;		/* RS_WIN_FIXED: N >= 1 */
+	double initial_window;		/* W+_0 (>= 1) */
+	double max_window;		/* upper clamp of W+ (0 = none) */
+	/* drr */
+	uint64_t drr_quantum;		/* bytes per unit of weight per round */
+	bool drr_compensation;		/* RQS Fig. 8 compensation */
+	uint64_t default_size;		/* estimator default, bytes */
+	/* sff */
+	uint64_t sff_threshold;		/* bytes of recent service, th */
+	rs_time_ns sff_flow_timeout;	/* recent service resets after idle */
+	unsigned sff_alpha;		/* quantum ratio priority:best-effort */
+	/* limits */
+	size_t max_queued;		/* 0 = unlimited */
+};
+
+/* Fill *cfg with the papers' defaults: msf, wrc-mult, U+ = 0.98, T = 5 s,
+ * K = 2, F = 4, W+_0 = 1, default_size = 27656, th = 20 KB, flow timeout
+ * 10 s, alpha = 2, compensation on. link_bps must still be set. */
+void rs_config_default(struct rs_config *cfg);
+int rs_config_check(const struct rs_config *cfg);	/* 0 or RS_EINVAL */
+
+/* Called when a request is released (the window had room). It may fire
+ * inside rs_enqueue(), rs_cancel(), rs_on_end(), rs_on_timer(),
+ * rs_expire() and rs_reconfigure(). The callback must not re-enter the
+ * scheduler instance that called it: it records the release (e.g. schedules
+ * an AsyncCall) and returns. */
+typedef void (*rs_release_fn)(void *ctx, rs_id id, void *cookie);
+
+struct rs_sched;
+
+struct rs_sched *rs_new(const struct rs_config *cfg, rs_release_fn release,
+			void *ctx);
+void rs_free(struct rs_sched *s);
+
+/* Classes: returns the class index (>= 0) or a negative RS_E* code. */
+int rs_class_add(struct rs_sched *s, const char *name, double weight);
+int rs_class_find(const struct rs_sched *s, const char *name);
+int rs_class_count(const struct rs_sched *s);
+
+/* Response size estimation keys (caller hashes strings with rs_hash()). A
+ * zero key is "unknown". est_size > 0 overrides the learned estimate. */
+struct rs_req_info {
+	uint64_t url_key;
+	uint64_t host_key;
+	uint64_t type_key;		/* content type, when known in advance */
+	uint64_t est_size;
+};
+uint64_t rs_hash(const void *data, size_t len);	/* FNV-1a, never 0 */
+
+/* Queue a request. On success *id is set and the release callback may fire
+ * before this returns. info may be NULL. */
+int rs_enqueue(struct rs_sched *s, int cls, uint64_t user,
+	       const struct rs_req_info *info, void *cookie, rs_time_ns now,
+	       rs_id *id);
+int rs_cancel(struct rs_sched *s, rs_id id, rs_time_ns now);	/* queued only */
+
+/* Response events of a released request. content_length < 0 = unknown. */
+int rs_on_first_byte(struct rs_sched *s, rs_id id, int64_t content_length,
+		     rs_time_ns now);
+int rs_on_bytes(struct rs_sched *s, rs_id id, uint64_t n, rs_time_ns now);
+int rs_on_end(struct rs_sched *s, rs_id id, bool aborted, rs_time_ns now);
+/* Bytes of a class not caused by a scheduled request (CONNECT tunnels). */
+int rs_on_foreign_bytes(struct rs_sched *s, int cls, uint64_t user,
+			uint64_t n, rs_time_ns now);
+
+/* Timer-driven controllers: the caller calls rs_on_timer() at or after
+ * rs_next_deadline() (UINT64_MAX = no timer needed). */
+rs_time_ns rs_next_deadline(const struct rs_sched *s);
+void rs_on_timer(struct rs_sched *s, rs_time_ns now);
+
+/* Requests queued longer than max_wait: returns up to n cookies/ids of the
+ * oldest expired queued requests and removes them (as if cancelled). */
+size_t rs_expire(struct rs_sched *s, rs_time_ns now, rs_time_ns max_wait,
+		 rs_id *ids, void **cookies, size_t n);
+
+/* Reconfiguration: replaces config and class set, keeps every queued and
+ * outstanding request. Classes are matched by name; requests of a removed
+ * class move to class default_name (which must be in names). */
+int rs_reconfigure(struct rs_sched *s, const struct rs_config *cfg,
+		   const char *const *names, const double *weights, int n,
+		   const char *default_name, rs_time_ns now);
+
+struct rs_class_stats {
+	const char *name;
+	double weight;
+	uint32_t active_users;		/* UC */
+	uint32_t queued;
+	uint32_t outstanding;
+	double service;			/* SC (msf/rfq) or deficit (drr) */
+	uint64_t bytes;			/* scheduled + foreign */
+	uint64_t foreign_bytes;
+	uint64_t released, cancelled, ended, aborted, expired;
+	double throughput_bps;		/* over the last update interval */
+};
+
+struct rs_stats {
+	uint32_t W;			/* outstanding responses */
+	double W_max;			/* W+ */
+	double U;			/* last measured utilization */
+	uint64_t link_bps;
+	uint32_t queued;
+	uint64_t released, cancelled, ended, aborted, expired, rejected;
+	uint64_t bytes;
+	uint32_t users;			/* (class,user) entries alive */
+};
+
+void rs_stats(const struct rs_sched *s, struct rs_stats *st);
+int rs_class_stats(const struct rs_sched *s, int cls,
+		   struct rs_class_stats *st);
+
+const char *rs_strerror(int err);
+const char *rs_policy_name(enum rs_policy p);
+const char *rs_controller_name(enum rs_controller c);
+int rs_policy_parse(const char *str, enum rs_policy *p);	/* "msf" ... */
+int rs_controller_parse(const char *str, enum rs_controller *c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* REQSCHED_H */
