@@ -1,0 +1,180 @@
+"""pytest fixtures: one origin (scripts/origin) for the session, Squids and
+TCP streamers per test, all stopped at teardown (also on failure)."""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable, Iterator, List
+from urllib.parse import urlencode
+
+import pytest
+
+import rsharness as h
+
+WORK_BASE = Path(os.environ.get("RS_TEST_TMP", "/tmp/rs-integration"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "passing: wired into make check-integration")
+    config.addinivalue_line("markers", "slow: the soak")
+
+
+class Origin:
+    """scripts/origin on 127.0.0.1:<free port>, with its access log."""
+
+    def __init__(self, workdir: Path):
+        self.port = h.free_port()
+        self.log = workdir / "origin.log"
+        self.out = open(workdir / "origin.out", "w")
+        self.proc = subprocess.Popen(
+            [str(h.TOP / "scripts/origin"), "--listen", f"127.0.0.1:{self.port}",
+             "--access-log", str(self.log), "--hang-max", "120", "--max-runtime", "1800", "--quiet"],
+            stdout=self.out, stderr=subprocess.STDOUT, start_new_session=True)
+        h.wait_until(self._up, 15, what="scripts/origin to listen")
+
+    def _up(self) -> bool:
+        if self.proc.poll() is not None:
+            raise AssertionError(f"scripts/origin exited {self.proc.returncode}")
+        import socket
+        with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+            return True
+
+    def url(self, path: str = "/o", **params: object) -> str:
+        q = urlencode({k: v for k, v in params.items()})
+        return f"http://127.0.0.1:{self.port}{path}" + (f"?{q}" if q else "")
+
+    def requests(self) -> List[List[str]]:
+        """Origin access-log rows: time local peer method target status size sent outcome."""
+        if not self.log.exists():
+            return []
+        return [ln.split() for ln in self.log.read_text().splitlines() if ln.strip()]
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=5)
+        self.out.close()
+
+
+@pytest.fixture(scope="session")
+def session_dir() -> Iterator[Path]:
+    WORK_BASE.mkdir(parents=True, exist_ok=True)
+    os.chmod(WORK_BASE, 0o777)
+    d = Path(tempfile.mkdtemp(prefix="run-", dir=WORK_BASE))
+    os.chmod(d, 0o777)
+    yield d
+    if os.environ.get("RS_KEEP_TMP") != "1":
+        shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def origin(session_dir: Path) -> Iterator[Origin]:
+    o = Origin(session_dir)
+    yield o
+    o.stop()
+
+
+@pytest.fixture
+def workdir(session_dir: Path, request: pytest.FixtureRequest) -> Path:
+    d = session_dir / request.node.name.replace("/", "_").replace("[", "_").replace("]", "")
+    d.mkdir(parents=True, exist_ok=True)
+    os.chmod(d, 0o777)
+    return d
+
+
+@pytest.fixture
+def squid_factory(workdir: Path) -> Iterator[Callable[..., h.Squid]]:
+    """squid_factory(sched=..., extra=..., acls=..., cache=..., name=...) -> started Squid."""
+    started: List[h.Squid] = []
+
+    def make(name: str = "squid", start: bool = True, **kw: object) -> h.Squid:
+        if not h.SQUID_BIN.exists():
+            pytest.skip(f"{h.SQUID_BIN} not built (make squid)")
+        s = h.Squid(workdir / name, **kw)  # type: ignore[arg-type]
+        started.append(s)
+        if start:
+            s.start()
+        return s
+
+    yield make
+    for s in started:
+        s.stop()
+        crashed = "FATAL" in s.cache_log() or "assertion failed" in s.cache_log()
+        if crashed:
+            print(s.tail_logs())
+
+
+@pytest.fixture
+def streamer_factory() -> Iterator[Callable[[int], "Streamer"]]:
+    made: List[Streamer] = []
+
+    def make(nbytes: int) -> Streamer:
+        s = Streamer(nbytes)
+        made.append(s)
+        return s
+    yield make
+    for s in made:
+        s.stop()
+
+
+class Streamer:
+    """A TCP server on 127.0.0.1 that sends `nbytes` to each connection, then closes.
+    (The CONNECT target: scripts/origin speaks HTTP, a tunnel needs raw bytes.)"""
+
+    def __init__(self, nbytes: int):
+        import socket
+        import threading
+        self.nbytes = nbytes
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.served = 0
+        self._stop = False
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        self.thread.start()
+
+    def _loop(self) -> None:
+        import socket
+        self.sock.settimeout(0.2)
+        block = b"x" * 16384
+        while not self._stop:
+            try:
+                c, _ = self.sock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            try:
+                c.settimeout(10)
+                left = self.nbytes
+                while left > 0:
+                    n = c.send(block[:min(left, len(block))])
+                    left -= n
+                self.served += 1
+                c.shutdown(socket.SHUT_WR)
+                c.settimeout(2)
+                try:
+                    while c.recv(4096):
+                        pass
+                except OSError:
+                    pass
+            except OSError:
+                pass
+            finally:
+                c.close()
+
+    def stop(self) -> None:
+        self._stop = True
+        self.sock.close()
+        self.thread.join(2)

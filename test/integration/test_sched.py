@@ -1,0 +1,386 @@
+"""Behaviour of the patched Squid with request scheduling (issue 3, tests 1-8
+and `request_scheduler off`).  Every test starts its own Squid on 127.0.0.1;
+scripts/origin (one per session) is the origin server; clients are raw
+sockets bound to 127.0.0.x source addresses (one address = one user)."""
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections import Counter
+from typing import Dict, List
+
+import rsharness as h
+from rsharness import Result, http_get, sched_conf, wait_until
+
+
+def rows_of(sq: h.Squid, path_prefix: str) -> List[Dict[str, str]]:
+    """access.log rows (in log order) whose URL path starts with path_prefix."""
+    return [r for r in sq.access_log() if path_prefix in r["url"]]
+
+
+def idle(sq: h.Squid, timeout: float = 20) -> h.Report:
+    """Wait until the scheduler is idle (W = 0, queued = 0) and return the page."""
+    wait_until(lambda: (lambda rp: rp.g("W") == 0 and rp.g("queued") == 0)(sq.report()),
+               timeout, what="W = 0 and queued = 0 on mgr:request_sched")
+    return sq.report()
+
+
+def assert_balanced(rp: h.Report) -> None:
+    """Idle scheduler: every released request ended exactly once."""
+    assert rp.g("W") == 0, rp.text
+    assert rp.g("queued") == 0, rp.text
+    assert rp.g("released") == rp.g("ended"), f"released != ended when idle:\n{rp.text}"
+
+
+def max_overlap(res: List[Result]) -> int:
+    """Largest number of responses whose [first byte, end] intervals overlap."""
+    ev = sorted([(r.t_first, 1) for r in res] + [(r.t_end, -1) for r in res])
+    cur = best = 0
+    for _, d in ev:
+        cur += d
+        best = max(best, cur)
+    return best
+
+
+# --------------------------------------------------------------------------
+# 1. fixed 1: responses never overlap and all complete
+# --------------------------------------------------------------------------
+N1, SIZE1, DELAY1 = 8, 40_000, 150
+
+
+def _burst(sq: h.Squid, origin, prefix: str) -> List[Result]:
+    jobs = [lambda i=i: http_get(sq.port, origin.url(f"/{prefix}/{i}", size=SIZE1, delay_ms=DELAY1,
+                                                      rate_bps=4_000_000), tag=str(i))
+            for i in range(N1)]
+    return h.run_parallel(jobs, N1)
+
+
+def test_fixed1_responses_never_overlap(squid_factory, origin):
+    sq = squid_factory(sched=sched_conf(window="fixed 1"))
+    t0 = time.monotonic()
+    res = _burst(sq, origin, "t1")
+    elapsed = time.monotonic() - t0
+    bad = [r for r in res if not r.ok or r.body_len != SIZE1]
+    assert not bad, f"incomplete responses: {bad}"
+    spans = sorted((r.t_first, r.t_end, r.tag) for r in res)
+    # With one outstanding request the next one is released only after the
+    # previous response was read completely from the origin; the origin then
+    # waits DELAY1 ms before its status line, so a next first byte can never
+    # come before the previous last byte (5 ms slack for the client's own
+    # scheduling).
+    for (f0, e0, t0_), (f1, e1, t1_) in zip(spans, spans[1:]):
+        assert f1 >= e0 - 0.005, f"response {t1_} started {1000*(e0-f1):.1f} ms before {t0_} ended"
+    assert max_overlap(res) == 1
+    assert elapsed >= N1 * DELAY1 / 1000, f"{N1} serialized responses took only {elapsed:.2f}s"
+
+
+# --------------------------------------------------------------------------
+# request_scheduler off behaves like stock Squid
+# --------------------------------------------------------------------------
+def test_scheduler_off_does_not_queue(squid_factory, origin):
+    sq = squid_factory(sched="request_scheduler off\n")
+    t0 = time.monotonic()
+    res = _burst(sq, origin, "off")
+    elapsed = time.monotonic() - t0
+    assert all(r.ok and r.body_len == SIZE1 for r in res), res
+    # Nothing is held: the responses run concurrently (this is also what makes
+    # test 1 able to fail).
+    assert max_overlap(res) >= N1 // 2, f"only {max_overlap(res)} concurrent responses"
+    assert elapsed < N1 * DELAY1 / 1000, f"took {elapsed:.2f}s, as if serialized"
+    rows = rows_of(sq, "/off/")
+    assert len(rows) == N1 and all(r["status"] == "200" for r in rows)
+
+
+# --------------------------------------------------------------------------
+# 2. two classes 3:1, fixed window, backlog: release order follows weights
+# --------------------------------------------------------------------------
+GOLD_SRC, BRONZE_SRC, OTHER_SRC = "127.0.0.2", "127.0.0.3", "127.0.0.9"
+
+
+def _two_class_squid(squid_factory, window: str = "fixed 2", policy: str = "msf", more: str = ""):
+    return squid_factory(
+        acls=f"acl gold_src src {GOLD_SRC}\nacl bronze_src src {BRONZE_SRC}\n",
+        sched=sched_conf(window=window, policy=policy, classes=[("gold", 3), ("bronze", 1)],
+                         access=[("gold", "allow gold_src"), ("bronze", "allow bronze_src")],
+                         more=more))
+
+
+def _block_window(sq: h.Squid, origin, n: int, hold_ms: int, src: str = OTHER_SRC) -> h.Background:
+    """n slow requests that occupy the window for hold_ms."""
+    return h.Background([lambda i=i: http_get(sq.port, origin.url(f"/block/{i}", size=100, delay_ms=hold_ms),
+                                              src=src, tag=f"block{i}") for i in range(n)])
+
+
+def test_two_classes_release_order_follows_weights(squid_factory, origin):
+    sq = _two_class_squid(squid_factory)
+    blockers = _block_window(sq, origin, 2, 1500)
+    time.sleep(0.3)
+    per_class = 60
+    jobs = []
+    for i in range(per_class):
+        for cls, src in (("gold", GOLD_SRC), ("bronze", BRONZE_SRC)):
+            jobs.append(lambda i=i, cls=cls, src=src: http_get(
+                sq.port, origin.url(f"/t2/{cls}/{i}", size=20_000, rate_bps=16_000_000), src=src, tag=cls))
+    load = h.Background(jobs)
+    res = load.join(90) + blockers.join(10)
+    assert all(r.ok for r in res), [r for r in res if not r.ok][:5]
+    order = [r["src"] for r in rows_of(sq, "/t2/")]
+    assert len(order) == 2 * per_class
+    # While both classes are backlogged (the first 60 completions: gold runs
+    # out after about 80), gold should get 3 of every 4 releases.
+    head = Counter(order[:60])
+    ratio = head[GOLD_SRC] / max(1, head[BRONZE_SRC])
+    assert 2.2 <= ratio <= 4.0, f"gold:bronze = {head[GOLD_SRC]}:{head[BRONZE_SRC]} in the first 60 releases"
+    # and the tail belongs to bronze (gold was served first)
+    tail = Counter(order[-20:])
+    assert tail[BRONZE_SRC] >= 15, f"last 20 completions: {dict(tail)}"
+
+
+def test_access_log_notes(squid_factory, origin):
+    """reqsched_class and reqsched_wait_ms notes reach access.log."""
+    sq = _two_class_squid(squid_factory, window="fixed 1")
+    blockers = _block_window(sq, origin, 1, 1200, src=GOLD_SRC)
+    time.sleep(0.3)
+    q = h.Background([lambda: http_get(sq.port, origin.url("/notes/b", size=10), src=BRONZE_SRC),
+                      lambda: http_get(sq.port, origin.url("/notes/o", size=10), src=OTHER_SRC)])
+    res = q.join(20) + blockers.join(10)
+    assert all(r.ok for r in res)
+    def row(path: str) -> Dict[str, str]:
+        return next(r for r in sq.access_log() if path in r["url"])
+    b, o, blk = row("/notes/b"), row("/notes/o"), row("/block/0")
+    assert blk["class"] == "gold" and int(blk["wait_ms"]) < 300, blk
+    assert b["class"] == "bronze", b
+    assert o["class"] == "gold", o   # no access line matched: the first class
+    # both waited for the blocker (about 900 ms after they arrived)
+    assert 500 <= int(b["wait_ms"]) <= 5000, b
+    assert 500 <= int(o["wait_ms"]) <= 5000, o
+
+
+# --------------------------------------------------------------------------
+# 3. user-based (msf) vs class-based (rfq) fairness: 1 user in A, 6 in B
+# --------------------------------------------------------------------------
+A_USER = "127.0.0.20"
+B_USERS = [f"127.0.0.{i}" for i in range(21, 27)]
+
+
+def _closed_loop(sq: h.Squid, origin, src: str, stop: float, out: List[Result], lock: threading.Lock) -> None:
+    i = 0
+    while time.monotonic() < stop:
+        r = http_get(sq.port, origin.url(f"/t3/{src}/{i}", size=10_000, rate_bps=8_000_000), src=src, timeout=20)
+        i += 1
+        with lock:
+            out.append(r)
+
+
+def _share_run(squid_factory, policy: str, seconds: float = 6.0) -> Dict[str, int]:
+    sq = squid_factory(
+        acls=f"acl a_src src {A_USER}\nacl b_src src {B_USERS[0]}-{B_USERS[-1]}\n",
+        sched=sched_conf(window="fixed 2", policy=policy, classes=[("A", 1), ("B", 1)],
+                         access=[("A", "allow a_src"), ("B", "allow b_src")]))
+    out: List[Result] = []
+    lock = threading.Lock()
+    t0 = time.monotonic()
+    stop = t0 + seconds
+    threads = [threading.Thread(target=_closed_loop, args=(sq, origin, src, stop, out, lock), daemon=True)
+               for src in [A_USER] * 3 + B_USERS * 3]          # 3 requests in flight per user
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(seconds + 30)
+    assert all(r.ok for r in out), [r for r in out if not r.ok][:5]
+    # bytes per user completed in the steady part of the run
+    per_user: Dict[str, int] = Counter()
+    for r in out:
+        if t0 + 1.0 <= r.t_end <= stop:
+            per_user[r.src] += r.body_len
+    idle(sq)
+    return per_user
+
+
+def test_msf_user_based_fairness(squid_factory, origin):
+    """msf (MSF-RS, SC_i += L/(w_i*UC_i)): every user gets the same share
+    whatever its class holds, so A's single user gets as much as ONE user of B
+    (A's class share is about 1/7)."""
+    u = _share_run(squid_factory, "msf")
+    a = u[A_USER]
+    b_mean = sum(u[s] for s in B_USERS) / len(B_USERS)
+    share_a = a / (a + sum(u[s] for s in B_USERS))
+    assert 0.5 <= a / b_mean <= 2.0, f"A user {a} B per user {b_mean:.0f}: {dict(u)}"
+    assert 0.07 <= share_a <= 0.25, f"class A share {share_a:.3f} (expected ~1/7): {dict(u)}"
+
+
+def test_rfq_class_based_fairness(squid_factory, origin):
+    """rfq (SC_i += L/w_i): the classes share equally, so A's single user gets
+    as much as all six users of B together."""
+    u = _share_run(squid_factory, "rfq")
+    a = u[A_USER]
+    share_a = a / (a + sum(u[s] for s in B_USERS))
+    assert 0.38 <= share_a <= 0.62, f"class A share {share_a:.3f} (expected ~1/2): {dict(u)}"
+
+
+# --------------------------------------------------------------------------
+# 4. aborts, resets, read timeouts: the window never leaks
+# --------------------------------------------------------------------------
+def test_aborts_resets_timeouts_free_the_window(squid_factory, origin):
+    sq = squid_factory(sched=sched_conf(window="fixed 2"), extra="read_timeout 2 seconds\n")
+    first = h.Background([
+        # origin never answers: Squid's read_timeout (2 s) ends it with 504
+        lambda: http_get(sq.port, origin.url("/t4/hang", hang=1), tag="hang", timeout=30),
+        # client aborts while its response is outstanding (~1.2 s into 8 s)
+        lambda: http_get(sq.port, origin.url("/t4/outabort", size=2_000_000, rate_bps=2_000_000),
+                         tag="outabort", abort_after_bytes=300_000),
+    ])
+    time.sleep(0.3)
+    second = h.Background(
+        # client aborts while queued (FIN, and one with RST)
+        [lambda i=i: http_get(sq.port, origin.url(f"/t4/qabort/{i}", size=1000), tag=f"qabort{i}",
+                              abort_after_s=0.5, rst=(i == 0)) for i in range(4)]
+        # origin resets mid-body (queued first, then released)
+        + [lambda i=i: http_get(sq.port, origin.url(f"/t4/reset/{i}", size=200_000, reset_after=20_000),
+                                tag=f"reset{i}") for i in range(2)])
+    res = first.join(40) + second.join(40)
+    by = {r.tag: r for r in res}
+    assert by["hang"].status == 504 or by["hang"].status >= 500, by["hang"]
+    assert by["outabort"].aborted and by["outabort"].body_len >= 300_000
+    for i in range(4):
+        assert by[f"qabort{i}"].aborted and by[f"qabort{i}"].status == 0, by[f"qabort{i}"]
+    for i in range(2):
+        r = by[f"reset{i}"]
+        assert r.body_len < 200_000, r           # truncated, not completed
+    rp = idle(sq)
+    assert_balanced(rp)
+    assert rp.g("cancelled") >= 4, f"4 queued requests were abandoned:\n{rp.text}"
+    # the origin saw no queued-then-abandoned request
+    assert not any("/t4/qabort" in row[4] for row in origin.requests())
+    # and new requests flow
+    res = h.run_parallel([lambda i=i: http_get(sq.port, origin.url(f"/t4/after/{i}", size=10_000), timeout=15)
+                          for i in range(6)], 6)
+    assert all(r.ok and r.body_len == 10_000 for r in res), res
+    assert_balanced(idle(sq))
+
+
+# --------------------------------------------------------------------------
+# 5. queue timeout and max-queued answer 503 with Retry-After
+# --------------------------------------------------------------------------
+def test_queue_timeout_answers_503(squid_factory, origin):
+    sq = squid_factory(sched=sched_conf(window="fixed 1", more="request_sched_queue_timeout 2 seconds"))
+    blocker = _block_window(sq, origin, 1, 7000)
+    time.sleep(0.3)
+    r = http_get(sq.port, origin.url("/t5/late", size=100), timeout=20)
+    waited = r.t_end - r.t_start
+    assert r.status == 503, r
+    assert "retry-after" in r.headers, r.headers
+    assert 1.5 <= waited <= 5.0, f"answered after {waited:.2f}s with a 2 s queue timeout"
+    rp = sq.report()
+    assert rp.g("timeouts") >= 1 and rp.c("a", "timeouts") >= 1, rp.text
+    assert any(row["status"] == "503" and "/t5/late" in row["url"] for row in sq.access_log())
+    assert not any("/t5/late" in row[4] for row in origin.requests())
+    assert blocker.join(20)[0].ok
+    assert_balanced(idle(sq))
+
+
+def test_max_queued_answers_503(squid_factory, origin):
+    sq = squid_factory(sched=sched_conf(window="fixed 1", more="request_sched_max_queued 2"))
+    blocker = _block_window(sq, origin, 1, 3000)
+    time.sleep(0.3)
+    queued = h.Background([lambda i=i: http_get(sq.port, origin.url(f"/t5/q{i}", size=100)) for i in range(2)])
+    wait_until(lambda: sq.report().g("queued") == 2, 5, what="2 queued requests")
+    r = http_get(sq.port, origin.url("/t5/over", size=100), timeout=10)
+    assert r.status == 503, r
+    assert "retry-after" in r.headers, r.headers
+    assert r.t_end - r.t_start < 1.0, "max_queued must answer at once"
+    rp = sq.report()
+    assert rp.g("rejected") >= 1, rp.text
+    res = queued.join(20) + blocker.join(10)
+    assert all(x.ok for x in res), res
+    assert_balanced(idle(sq))
+
+
+# --------------------------------------------------------------------------
+# 6. squid -k reconfigure keeps all queued requests
+# --------------------------------------------------------------------------
+def test_reconfigure_keeps_queued_requests(squid_factory, origin):
+    n = 200
+    sq = squid_factory(sched=sched_conf(window="fixed 1"))
+    blocker = _block_window(sq, origin, 1, 4000)
+    time.sleep(0.3)
+    load = h.Background([lambda i=i: http_get(sq.port, origin.url(f"/t6/{i}", size=2000), timeout=90)
+                         for i in range(n)])
+    wait_until(lambda: sq.report().g("queued") == n, 15, what=f"{n} queued requests")
+    # a reconfigure that also changes the window: queued requests must survive
+    sq.sched = sched_conf(window="fixed 4")
+    sq.write_config()
+    p = sq.reconfigure()
+    assert p.returncode == 0, p.stdout
+    wait_until(lambda: "Reconfiguring Squid Cache" in sq.cache_log(), 10, what="reconfigure in cache.log")
+    res = load.join(90) + blocker.join(10)
+    bad = [r for r in res if not r.ok]
+    assert not bad, f"{len(bad)} requests failed after reconfigure: {bad[:3]}"
+    assert sq.alive()
+    assert_balanced(idle(sq))
+
+
+# --------------------------------------------------------------------------
+# 7. cache hits are not deferred
+# --------------------------------------------------------------------------
+def test_cache_hit_not_deferred(squid_factory, origin):
+    sq = squid_factory(sched=sched_conf(window="fixed 1"), cache=True)
+    obj = origin.url("/t7/obj", size=5000, max_age=3600)
+    first = http_get(sq.port, obj)
+    assert first.ok
+    blocker = _block_window(sq, origin, 1, 3000)
+    time.sleep(0.3)
+    miss = h.Background([lambda: http_get(sq.port, origin.url("/t7/miss", size=100))])
+    wait_until(lambda: sq.report().g("queued") == 1, 5, what="the miss to be queued")
+    hit = http_get(sq.port, obj, timeout=10)
+    assert hit.ok and hit.body_len == 5000
+    assert hit.t_end - hit.t_start < 1.0, f"hit took {hit.t_end - hit.t_start:.2f}s with the window full"
+    assert "HIT" in hit.headers.get("x-cache", ""), hit.headers
+    assert miss.results[0] is None, "the miss should still be queued behind the blocker"
+    res = miss.join(10) + blocker.join(10)
+    assert all(r.ok for r in res)
+    codes = [r["code"] for r in rows_of(sq, "/t7/obj")]
+    assert codes[0] == "TCP_MISS" and "HIT" in codes[1], codes
+
+
+# --------------------------------------------------------------------------
+# 8. CONNECT tunnel bytes count for the client's class
+# --------------------------------------------------------------------------
+def connect_and_read(proxy_port: int, target_port: int, src: str, timeout: float = 20) -> int:
+    with socket.socket() as s:
+        s.bind((src, 0))
+        s.settimeout(timeout)
+        s.connect(("127.0.0.1", proxy_port))
+        s.sendall(f"CONNECT 127.0.0.1:{target_port} HTTP/1.1\r\nHost: 127.0.0.1:{target_port}\r\n\r\n".encode())
+        buf = b""
+        while b"\r\n\r\n" not in buf:
+            c = s.recv(4096)
+            assert c, f"proxy closed before answering CONNECT: {buf!r}"
+            buf += c
+        head, _, rest = buf.partition(b"\r\n\r\n")
+        assert b" 200" in head.split(b"\r\n")[0], head
+        n = len(rest)
+        while True:
+            c = s.recv(65536)
+            if not c:
+                return n
+            n += len(c)
+
+
+def test_connect_tunnel_bytes_count_for_class(squid_factory, origin, streamer_factory):
+    nbytes = 3_000_000
+    st = streamer_factory(nbytes)
+    sq = _two_class_squid(squid_factory)
+    got = connect_and_read(sq.port, st.port, BRONZE_SRC)
+    assert got == nbytes
+    def counted() -> bool:
+        rp = sq.report()
+        return rp.c("bronze", "foreign_bytes") >= nbytes
+    wait_until(counted, 5, what="bronze foreign_bytes >= tunnel bytes")
+    rp = sq.report()
+    fb = rp.c("bronze", "foreign_bytes")
+    assert fb <= nbytes * 1.01 + 4096, f"bronze foreign_bytes {fb} > {nbytes} sent"
+    assert rp.c("gold", "foreign_bytes") == 0, rp.text
+    assert rp.g("bytes") >= nbytes, f"tunnel bytes must count as link usage:\n{rp.text}"
+    assert_balanced(rp)
