@@ -46,7 +46,8 @@ enum rs_error {
 	RS_ESTATE = -4,		/* wrong state (cancel of a released request, ...) */
 	RS_ENOMEM = -5,
 	RS_EEXIST = -6,		/* duplicate class name */
-	RS_EFULL = -7,		/* max_queued reached */
+	RS_EFULL = -7,		/* max_queued reached (counted in rejected) */
+	RS_EBUSY = -8,		/* called from inside the release callback */
 };
 
 enum rs_policy {

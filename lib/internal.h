@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * internal.h - data structures shared by the files of libreqsched.
+ *
+ * Ownership of a request slot:
+ *   FREE -> QUEUED (in its class sub-queue and the global FIFO)
+ *        -> HELD (rtc only: dequeued by the policy, waiting for bandwidth;
+ *                 still "queued" for the caller, still in the global FIFO)
+ *        -> SCHEDULED (rtc only: release time fixed, in the release heap)
+ *        -> RELEASED (callback fired; counted in W; in the finish heap for rtc)
+ *        -> FREE (cancel/expire from QUEUED, HELD or SCHEDULED; end from RELEASED)
+ * Every request in a non-FREE state holds exactly one reference on its
+ * (class,user) entry; the entry's count is the paper's ReqFromUser[j].
+ */
+#ifndef REQSCHED_INTERNAL_H
+#define REQSCHED_INTERNAL_H
+
+#include "reqsched.h"
+
+#define RS_NIL UINT32_MAX
+
+enum rs_state {
+	RS_ST_FREE = 0,
+	RS_ST_QUEUED,
+	RS_ST_HELD,
+	RS_ST_SCHEDULED,
+	RS_ST_RELEASED,
+};
+
+#define RS_RF_FIRST_BYTE 0x01	/* rs_on_first_byte() seen */
+#define RS_RF_SIZE_KNOWN 0x02	/* drr compensation applied */
+
+/* One request. Kept small: it is the per-queued-request memory cost. */
+struct rs_req {
+	void *cookie;
+	uint64_t est_size;	/* size charged to the policy (drr, rtc, sff) */
+	uint64_t bytes;		/* response bytes seen so far */
+	rs_time_ns t_enq;	/* enqueue time (expire, wait stats) */
+	rs_time_ns t_rel;	/* release time; rtc: planned release time */
+	rs_time_ns t_first;	/* first byte time */
+	uint64_t url_key, host_key, type_key;	/* estimator keys */
+	uint32_t gen;		/* generation: part of the id */
+	uint32_t cls;
+	uint32_t user;		/* index into the user table entries */
+	uint32_t next, prev;	/* class sub-queue links, or free list */
+	uint32_t gnext, gprev;	/* global FIFO of waiting requests */
+	uint32_t hpos_rel;	/* rtc release heap position */
+	uint32_t hpos_ft;	/* rtc finish heap position */
+	uint8_t state;
+	uint8_t sub;		/* sff sub-queue: 0 priority, 1 best effort */
+	uint8_t flags;
+	uint8_t pad;
+	double bw;		/* rtc: estimated rate, bytes/s */
+	rs_time_ns ft;		/* rtc: estimated finish time */
+	rs_time_ns delay;	/* rtc: estimated Delay_resp */
+};
+
+/* One (class,user) pair: ReqFromUser[j] and the sff recent service. */
+struct rs_user {
+	uint64_t key;		/* caller's user key */
+	uint32_t cls;
+	uint32_t count;		/* requests alive (queued..released) */
+	uint64_t recent;	/* sff: bytes received recently */
+	rs_time_ns last_seen;	/* sff: last activity */
+	uint32_t idle_next, idle_prev;	/* idle list (count 0, sff) or free list */
+};
+
+struct rs_users {
+	struct rs_user *ent;
+	uint32_t nent, cap;	/* entries in use / allocated */
+	uint32_t free_head;
+	uint32_t *slot;		/* open addressing index: entry + 1, 0 = empty */
+	uint32_t nslot;		/* power of two */
+	uint32_t idle_head, idle_tail;	/* count == 0 entries kept for sff */
+	uint32_t alive;		/* entries in use */
+};
+
+struct rs_subq {
+	uint32_t head, tail;
+	uint32_t len;
+};
+
+struct rs_class {
+	char *name;
+	double weight;
+	uint32_t uc;		/* active users UC */
+	uint32_t nq;		/* requests in the sub-queues */
+	uint32_t pending;	/* HELD + SCHEDULED */
+	uint32_t outstanding;	/* RELEASED */
+	struct rs_subq q[2];	/* [0] priority (or the only queue), [1] best effort */
+	/* msf / rfq */
+	double sc;		/* service counter SC */
+	uint64_t sc_pending;	/* bytes not yet folded into sc */
+	uint32_t sc_epoch;	/* sc is valid only in the scheduler's epoch */
+	uint32_t hpos_ready;	/* position in the ready heap (nq > 0) */
+	uint32_t hpos_active;	/* position in the active heap (uc > 0) */
+	uint8_t dirty;		/* on the dirty list */
+	uint8_t in_round;	/* drr: on the active round-robin list */
+	uint8_t visiting;	/* drr: quantum already added for this visit */
+	uint8_t sff_turn;	/* sff: sub-queue whose turn it is */
+	/* drr */
+	double dc;		/* deficit counter */
+	uint32_t rr_next, rr_prev;
+	/* sff */
+	double sff_dc[2];
+	/* statistics */
+	uint64_t bytes, foreign_bytes;
+	uint64_t released, cancelled, ended, aborted, expired;
+	uint64_t bytes_at_tick;
+	double throughput_bps;
+};
+
+/* Index min-heap of uint32 items; the position of each item is stored by
+ * the callbacks so that any item can be fixed or removed in O(log n). */
+struct rs_heap {
+	uint32_t *item;
+	uint32_t n, cap;
+};
+
+/* Response size / rate / delay estimator (bounded memory). */
+struct rs_est_ent {
+	uint64_t key;
+	double size;
+	double rate;		/* bytes/s, 0 = unknown */
+	double delay;		/* ns, 0 = unknown */
+};
+
+#define RS_EST_SLOTS 2048	/* per key kind; 2-way set associative */
+
+struct rs_est {
+	struct rs_est_ent *tab[3];	/* url, host, type */
+	double rate_avg;	/* global EWMA of measured rates, bytes/s */
+	double delay_avg;	/* global EWMA of measured Delay_resp, ns */
+	double delay_peak;	/* decaying maximum of Delay_resp, ns */
+	uint64_t default_size;
+};
+
+struct rs_sched {
+	struct rs_config cfg;
+	rs_release_fn release;
+	void *ctx;
+	int in_callback;
+
+	struct rs_class *cls;
+	uint32_t ncls, cls_cap;
+
+	struct rs_req *req;
+	uint32_t nreq, req_cap, req_free;
+	uint32_t ghead, gtail;	/* global FIFO of waiting requests */
+
+	struct rs_users users;
+
+	/* msf / rfq */
+	struct rs_heap ready;	/* classes with nq > 0, by (sc, -w*uc) */
+	struct rs_heap active;	/* classes with uc > 0, by sc */
+	uint32_t *dirty;	/* classes with sc_pending bytes */
+	uint32_t ndirty;
+	uint32_t sc_epoch;
+
+	/* drr */
+	uint32_t rr_head;	/* current class of the round robin */
+	uint32_t rr_len;
+
+	/* window */
+	uint32_t W;
+	double Wmax;
+	uint32_t waiting;	/* queued + held + scheduled, all classes */
+	bool limited;		/* window was the limit in this interval */
+	double U;
+	rs_time_ns t_tick;	/* start of the current measurement interval */
+	rs_time_ns next_tick;
+	uint64_t bytes_at_tick;
+	bool started;		/* clock seen at least once */
+	/* wrc-aimd */
+	uint64_t aimd_ends;
+	uint64_t aimd_bytes;
+	rs_time_ns aimd_t0;
+	bool aimd_limited;
+
+	/* rtc */
+	struct rs_heap h_ft;	/* released/scheduled requests by ft */
+	struct rs_heap h_rel;	/* scheduled requests by planned release */
+	double bw_avail;	/* bytes/s not promised to responses */
+	uint32_t held;		/* request dequeued by the policy, or RS_NIL */
+
+	struct rs_est est;
+
+	/* global statistics */
+	uint64_t released, cancelled, ended, aborted, expired, rejected;
+	uint64_t bytes;
+};
+
+/* heap.c */
+typedef bool (*rs_heap_less)(const struct rs_sched *s, uint32_t a, uint32_t b);
+typedef void (*rs_heap_setpos)(struct rs_sched *s, uint32_t item, uint32_t pos);
+struct rs_heap_ops {
+	rs_heap_less less;
+	rs_heap_setpos setpos;
+};
+int rs_heap_reserve(struct rs_heap *h, uint32_t cap);
+void rs_heap_push(struct rs_sched *s, struct rs_heap *h,
+		  const struct rs_heap_ops *ops, uint32_t item);
+void rs_heap_remove(struct rs_sched *s, struct rs_heap *h,
+		    const struct rs_heap_ops *ops, uint32_t pos);
+void rs_heap_fix(struct rs_sched *s, struct rs_heap *h,
+		 const struct rs_heap_ops *ops, uint32_t pos);
+static inline uint32_t rs_heap_top(const struct rs_heap *h)
+{
+	return h->n ? h->item[0] : RS_NIL;
+}
+void rs_heap_free(struct rs_heap *h);
+
+/* users.c */
+int rs_users_init(struct rs_users *u);
+void rs_users_free(struct rs_users *u);
+int rs_users_reserve(struct rs_users *u);	/* room for one more entry */
+uint32_t rs_users_get(struct rs_sched *s, uint32_t cls, uint64_t key,
+		      rs_time_ns now);		/* after reserve: never fails */
+uint32_t rs_users_find(const struct rs_users *u, uint32_t cls, uint64_t key);
+void rs_users_put(struct rs_sched *s, uint32_t idx, rs_time_ns now);
+void rs_users_expire(struct rs_sched *s, rs_time_ns now);
+void rs_users_rekey(struct rs_sched *s, const uint32_t *cls_map);
+
+/* policy.c: msf / rfq service counters and the ready/active heaps */
+void rs_sc_class_activate(struct rs_sched *s, uint32_t c);
+void rs_sc_class_deactivate(struct rs_sched *s, uint32_t c);
+void rs_sc_uc_changed(struct rs_sched *s, uint32_t c);
+void rs_sc_add_bytes(struct rs_sched *s, uint32_t c, uint64_t n);
+void rs_sc_flush(struct rs_sched *s);
+void rs_sc_flush_class(struct rs_sched *s, uint32_t c);
+double rs_sc_value(const struct rs_sched *s, uint32_t c);
+extern const struct rs_heap_ops rs_ready_ops, rs_active_ops;
+
+/* queue.c: class sub-queues, global FIFO, policy-independent selection */
+void rs_q_push(struct rs_sched *s, uint32_t r);
+void rs_q_unlink(struct rs_sched *s, uint32_t r);
+void rs_fifo_push(struct rs_sched *s, uint32_t r);
+void rs_fifo_unlink(struct rs_sched *s, uint32_t r);
+void rs_class_nq_inc(struct rs_sched *s, uint32_t c);
+void rs_class_nq_dec(struct rs_sched *s, uint32_t c);
+uint32_t rs_policy_select(struct rs_sched *s);	/* dequeue next or RS_NIL */
+uint32_t rs_peek_from(const struct rs_sched *s, uint32_t c);
+uint32_t rs_take_from(struct rs_sched *s, uint32_t c);
+void rs_policy_refund(struct rs_sched *s, uint32_t r);	/* undo a charge */
+
+/* drr.c */
+void rs_drr_class_ready(struct rs_sched *s, uint32_t c);
+void rs_drr_class_empty(struct rs_sched *s, uint32_t c);
+uint32_t rs_drr_select(struct rs_sched *s);
+void rs_drr_compensate(struct rs_sched *s, uint32_t r, uint64_t real);
+
+/* sff.c */
+uint8_t rs_sff_classify(const struct rs_sched *s, const struct rs_user *u,
+			rs_time_ns now);
+uint8_t rs_sff_peek(const struct rs_sched *s, const struct rs_class *c);
+void rs_sff_charge(struct rs_sched *s, struct rs_class *c, uint8_t sub,
+		   uint64_t size);
+
+/* estimator.c */
+int rs_est_init(struct rs_est *e, uint64_t default_size);
+void rs_est_free(struct rs_est *e);
+uint64_t rs_est_size(const struct rs_est *e, const struct rs_req_info *info);
+void rs_est_path(const struct rs_est *e, uint64_t host_key, double *rate,
+		 double *delay);
+void rs_est_learn(struct rs_est *e, const struct rs_req *r, bool size_ok,
+		  double rate, double delay);
+
+/* window.c: wrc-mult, wrc-aimd, fixed and the release loop */
+void rs_window_init(struct rs_sched *s);
+void rs_try_release(struct rs_sched *s, rs_time_ns now);
+void rs_tick(struct rs_sched *s, rs_time_ns now);
+void rs_window_on_end(struct rs_sched *s, rs_time_ns now);
+void rs_do_release(struct rs_sched *s, uint32_t r, rs_time_ns now);
+
+/* rtc.c */
+extern const struct rs_heap_ops rs_ft_ops, rs_rel_ops;
+void rs_rtc_init(struct rs_sched *s);
+void rs_rtc_run(struct rs_sched *s, rs_time_ns now);
+void rs_rtc_first_byte(struct rs_sched *s, uint32_t r, uint64_t size,
+		       rs_time_ns now);
+void rs_rtc_forget(struct rs_sched *s, uint32_t r);	/* cancel/end */
+rs_time_ns rs_rtc_deadline(const struct rs_sched *s);
+
+/* sched.c helpers */
+int rs_class_reserve(struct rs_sched *s, uint32_t n);
+static inline struct rs_class *rs_cls(struct rs_sched *s, uint32_t c)
+{
+	return &s->cls[c];
+}
+static inline bool rs_uses_sc(const struct rs_sched *s)
+{
+	return s->cfg.policy != RS_POLICY_DRR;
+}
+static inline uint64_t rs_sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+#endif /* REQSCHED_INTERNAL_H */

@@ -1,0 +1,585 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * sched.c - scheduler instance, classes, request handles and the event
+ * entry points of reqsched.h.
+ *
+ * Every entry point validates all of its arguments before it changes
+ * anything, so an error return leaves every counter as it was.
+ * A request id is (generation << 32) | (slot index + 1); the generation of
+ * a slot changes when the slot is freed, so an old id never matches again.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define CHECK_ENTRY(s)                                                  \
+	do {                                                            \
+		if (!(s))                                               \
+			return RS_EINVAL;                               \
+		if ((s)->in_callback)                                   \
+			return RS_EBUSY;                                \
+	} while (0)
+
+void rs_config_default(struct rs_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->policy = RS_POLICY_MSF;
+	cfg->sff = false;
+	cfg->controller = RS_WIN_WRC_MULT;
+	cfg->link_bps = 0;
+	cfg->target_util = 0.98;
+	cfg->update_interval = 5 * RS_NSEC_PER_SEC;
+	cfg->K = 2;
+	cfg->F = 4;
+	cfg->fixed_window = 1;
+	cfg->initial_window = 1;
+	cfg->max_window = 0;
+	cfg->drr_quantum = 27656;
+	cfg->drr_compensation = true;
+	cfg->default_size = 27656;
+	cfg->sff_threshold = 20 * 1024;
+	cfg->sff_flow_timeout = 10 * RS_NSEC_PER_SEC;
+	cfg->sff_alpha = 2;
+	cfg->max_queued = 0;
+}
+
+int rs_config_check(const struct rs_config *cfg)
+{
+	if (!cfg)
+		return RS_EINVAL;
+	if ((unsigned)cfg->policy > RS_POLICY_DRR ||
+	    (unsigned)cfg->controller > RS_WIN_FIXED)
+		return RS_EINVAL;
+	if (cfg->link_bps == 0)
+		return RS_EINVAL;
+	if (!(cfg->target_util > 0 && cfg->target_util <= 1))
+		return RS_EINVAL;
+	if (cfg->update_interval == 0 || !(cfg->K >= 1) || cfg->F < 1)
+		return RS_EINVAL;
+	if (cfg->controller == RS_WIN_FIXED && cfg->fixed_window < 1)
+		return RS_EINVAL;
+	if (!(cfg->initial_window >= 1))
+		return RS_EINVAL;
+	if (cfg->max_window != 0 && !(cfg->max_window >= 1))
+		return RS_EINVAL;
+	if (cfg->drr_quantum == 0 || cfg->default_size == 0)
+		return RS_EINVAL;
+	if (cfg->sff_alpha < 1)
+		return RS_EINVAL;
+	if (cfg->controller == RS_WIN_RTC)
+		return RS_EINVAL;	/* not implemented yet */
+	return 0;
+}
+
+struct rs_sched *rs_new(const struct rs_config *cfg, rs_release_fn release,
+			void *ctx)
+{
+	struct rs_sched *s;
+
+	if (rs_config_check(cfg) || !release)
+		return NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->cfg = *cfg;
+	s->release = release;
+	s->ctx = ctx;
+	s->req_free = RS_NIL;
+	s->ghead = s->gtail = RS_NIL;
+	s->rr_head = RS_NIL;
+	if (rs_users_init(&s->users) || rs_est_init(&s->est, cfg->default_size)) {
+		rs_free(s);
+		return NULL;
+	}
+	rs_window_init(s);
+	rs_rtc_init(s);
+	return s;
+}
+
+void rs_free(struct rs_sched *s)
+{
+	uint32_t c;
+
+	if (!s)
+		return;
+	for (c = 0; c < s->ncls; c++)
+		free(s->cls[c].name);
+	free(s->cls);
+	free(s->req);
+	free(s->dirty);
+	rs_users_free(&s->users);
+	rs_heap_free(&s->ready);
+	rs_heap_free(&s->active);
+	rs_heap_free(&s->h_ft);
+	rs_heap_free(&s->h_rel);
+	rs_est_free(&s->est);
+	free(s);
+}
+
+/* ---- classes ---- */
+
+static void class_init(struct rs_class *k, char *name, double weight)
+{
+	memset(k, 0, sizeof(*k));
+	k->name = name;
+	k->weight = weight;
+	k->q[0].head = k->q[0].tail = RS_NIL;
+	k->q[1].head = k->q[1].tail = RS_NIL;
+	k->hpos_ready = k->hpos_active = RS_NIL;
+	k->rr_next = k->rr_prev = RS_NIL;
+}
+
+/* Room for n classes in every per-class structure. */
+int rs_class_reserve(struct rs_sched *s, uint32_t n)
+{
+	if (n > s->cls_cap) {
+		uint32_t cap = s->cls_cap ? s->cls_cap : 8;
+		struct rs_class *k;
+		uint32_t *d;
+
+		while (cap < n)
+			cap *= 2;
+		k = realloc(s->cls, (size_t)cap * sizeof(*k));
+		if (!k)
+			return RS_ENOMEM;
+		s->cls = k;
+		d = realloc(s->dirty, (size_t)cap * sizeof(*d));
+		if (!d)
+			return RS_ENOMEM;
+		s->dirty = d;
+		s->cls_cap = cap;
+	}
+	if (rs_heap_reserve(&s->ready, n) || rs_heap_reserve(&s->active, n))
+		return RS_ENOMEM;
+	return 0;
+}
+
+static bool weight_ok(double w)
+{
+	return w > 0 && w < 1e12;	/* also rejects NaN */
+}
+
+int rs_class_add(struct rs_sched *s, const char *name, double weight)
+{
+	char *copy;
+
+	CHECK_ENTRY(s);
+	if (!name || !*name || !weight_ok(weight))
+		return RS_EINVAL;
+	if (rs_class_find(s, name) >= 0)
+		return RS_EEXIST;
+	if (s->ncls >= (uint32_t)INT32_MAX)
+		return RS_ENOMEM;
+	if (rs_class_reserve(s, s->ncls + 1))
+		return RS_ENOMEM;
+	copy = strdup(name);
+	if (!copy)
+		return RS_ENOMEM;
+	class_init(&s->cls[s->ncls], copy, weight);
+	s->cls[s->ncls].sc_epoch = s->sc_epoch - 1;	/* idle */
+	return (int)s->ncls++;
+}
+
+int rs_class_find(const struct rs_sched *s, const char *name)
+{
+	uint32_t c;
+
+	if (!s || !name)
+		return RS_EINVAL;
+	for (c = 0; c < s->ncls; c++)
+		if (strcmp(s->cls[c].name, name) == 0)
+			return (int)c;
+	return RS_ENOCLASS;
+}
+
+int rs_class_count(const struct rs_sched *s)
+{
+	return s ? (int)s->ncls : RS_EINVAL;
+}
+
+/* ---- request slots ---- */
+
+static int req_reserve(struct rs_sched *s)
+{
+	if (s->req_free != RS_NIL || s->nreq < s->req_cap)
+		return 0;
+	if (s->req_cap >= UINT32_MAX / 2)
+		return RS_ENOMEM;
+	{
+		uint32_t cap = s->req_cap ? s->req_cap * 2 : 64;
+		struct rs_req *p = realloc(s->req, (size_t)cap * sizeof(*p));
+
+		if (!p)
+			return RS_ENOMEM;
+		s->req = p;
+		s->req_cap = cap;
+	}
+	return 0;
+}
+
+static uint32_t req_alloc(struct rs_sched *s)
+{
+	uint32_t r, gen = 1;
+
+	if (s->req_free != RS_NIL) {
+		r = s->req_free;
+		s->req_free = s->req[r].next;
+		gen = s->req[r].gen;
+	} else {
+		r = s->nreq++;
+	}
+	memset(&s->req[r], 0, sizeof(s->req[r]));
+	s->req[r].gen = gen;
+	s->req[r].next = s->req[r].prev = RS_NIL;
+	s->req[r].gnext = s->req[r].gprev = RS_NIL;
+	s->req[r].hpos_ft = s->req[r].hpos_rel = RS_NIL;
+	return r;
+}
+
+static void req_release_slot(struct rs_sched *s, uint32_t r)
+{
+	struct rs_req *q = &s->req[r];
+
+	q->state = RS_ST_FREE;
+	if (++q->gen == 0)
+		q->gen = 1;
+	q->next = s->req_free;
+	s->req_free = r;
+}
+
+static rs_id make_id(const struct rs_sched *s, uint32_t r)
+{
+	return ((uint64_t)s->req[r].gen << 32) | (uint64_t)(r + 1);
+}
+
+/* Slot of a live request id, or RS_NIL. */
+static uint32_t lookup(const struct rs_sched *s, rs_id id)
+{
+	uint32_t low = (uint32_t)id, r;
+
+	if (low == 0)
+		return RS_NIL;
+	r = low - 1;
+	if (r >= s->nreq || s->req[r].state == RS_ST_FREE ||
+	    s->req[r].gen != (uint32_t)(id >> 32))
+		return RS_NIL;
+	return r;
+}
+
+/* ---- events ---- */
+
+static void advance(struct rs_sched *s, rs_time_ns now)
+{
+	rs_tick(s, now);
+}
+
+int rs_enqueue(struct rs_sched *s, int cls, uint64_t user,
+	       const struct rs_req_info *info, void *cookie, rs_time_ns now,
+	       rs_id *id)
+{
+	struct rs_req *q;
+	uint32_t r;
+
+	CHECK_ENTRY(s);
+	if (!id)
+		return RS_EINVAL;
+	if (cls < 0 || (uint32_t)cls >= s->ncls)
+		return RS_ENOCLASS;
+	if (s->cfg.max_queued && s->waiting >= s->cfg.max_queued) {
+		s->rejected++;
+		return RS_EFULL;
+	}
+	if (req_reserve(s) || rs_users_reserve(&s->users))
+		return RS_ENOMEM;
+	advance(s, now);
+	rs_users_expire(s, now);
+	r = req_alloc(s);
+	q = &s->req[r];
+	q->cookie = cookie;
+	q->cls = (uint32_t)cls;
+	q->t_enq = now;
+	q->state = RS_ST_QUEUED;
+	if (info) {
+		q->url_key = info->url_key;
+		q->host_key = info->host_key;
+		q->type_key = info->type_key;
+	}
+	q->est_size = rs_est_size(&s->est, info);
+	q->user = rs_users_get(s, (uint32_t)cls, user, now);
+	if (s->cfg.sff)
+		q->sub = rs_sff_classify(s, &s->users.ent[q->user], now);
+	rs_q_push(s, r);
+	rs_fifo_push(s, r);
+	s->waiting++;
+	*id = make_id(s, r);
+	rs_try_release(s, now);
+	return 0;
+}
+
+/* Remove a request that was never released (cancel or expire). */
+static void drop_waiting(struct rs_sched *s, uint32_t r, rs_time_ns now)
+{
+	struct rs_req *q = &s->req[r];
+
+	switch (q->state) {
+	case RS_ST_QUEUED:
+		rs_q_unlink(s, r);
+		break;
+	case RS_ST_HELD:
+		s->held = RS_NIL;
+		s->cls[q->cls].pending--;
+		rs_policy_refund(s, r);
+		break;
+	case RS_ST_SCHEDULED:
+		rs_rtc_forget(s, r);
+		s->cls[q->cls].pending--;
+		rs_policy_refund(s, r);
+		break;
+	default:
+		break;
+	}
+	rs_fifo_unlink(s, r);
+	s->waiting--;
+	rs_users_put(s, q->user, now);
+	req_release_slot(s, r);
+}
+
+int rs_cancel(struct rs_sched *s, rs_id id, rs_time_ns now)
+{
+	uint32_t r;
+
+	CHECK_ENTRY(s);
+	r = lookup(s, id);
+	if (r == RS_NIL)
+		return RS_ESTALE;
+	if (s->req[r].state == RS_ST_RELEASED)
+		return RS_ESTATE;
+	advance(s, now);
+	s->cls[s->req[r].cls].cancelled++;
+	s->cancelled++;
+	drop_waiting(s, r, now);
+	rs_try_release(s, now);
+	return 0;
+}
+
+static int released_req(const struct rs_sched *s, rs_id id, uint32_t *r)
+{
+	*r = lookup(s, id);
+	if (*r == RS_NIL)
+		return RS_ESTALE;
+	if (s->req[*r].state != RS_ST_RELEASED)
+		return RS_ESTATE;
+	return 0;
+}
+
+int rs_on_first_byte(struct rs_sched *s, rs_id id, int64_t content_length,
+		     rs_time_ns now)
+{
+	struct rs_req *q;
+	uint32_t r;
+	int err;
+
+	CHECK_ENTRY(s);
+	if ((err = released_req(s, id, &r)))
+		return err;
+	q = &s->req[r];
+	if (q->flags & RS_RF_FIRST_BYTE)
+		return RS_ESTATE;
+	advance(s, now);
+	q->flags |= RS_RF_FIRST_BYTE;
+	q->t_first = now;
+	if (content_length >= 0)
+		rs_drr_compensate(s, r, (uint64_t)content_length);
+	if (s->cfg.controller == RS_WIN_RTC)
+		rs_rtc_first_byte(s, r, content_length >= 0 ?
+				  (uint64_t)content_length : q->est_size, now);
+	return 0;
+}
+
+static void account_bytes(struct rs_sched *s, uint32_t cls, uint32_t user,
+			  uint64_t n, rs_time_ns now)
+{
+	struct rs_class *k = &s->cls[cls];
+
+	k->bytes = rs_sat_add(k->bytes, n);
+	s->bytes = rs_sat_add(s->bytes, n);
+	rs_sc_add_bytes(s, cls, n);
+	if (user != RS_NIL && s->cfg.sff) {
+		struct rs_user *u = &s->users.ent[user];
+
+		if (now > u->last_seen &&
+		    now - u->last_seen > s->cfg.sff_flow_timeout)
+			u->recent = 0;
+		u->recent = rs_sat_add(u->recent, n);
+		if (now > u->last_seen)
+			u->last_seen = now;
+	}
+}
+
+int rs_on_bytes(struct rs_sched *s, rs_id id, uint64_t n, rs_time_ns now)
+{
+	uint32_t r;
+	int err;
+
+	CHECK_ENTRY(s);
+	if ((err = released_req(s, id, &r)))
+		return err;
+	advance(s, now);
+	s->req[r].bytes = rs_sat_add(s->req[r].bytes, n);
+	account_bytes(s, s->req[r].cls, s->req[r].user, n, now);
+	return 0;
+}
+
+int rs_on_end(struct rs_sched *s, rs_id id, bool aborted, rs_time_ns now)
+{
+	struct rs_req *q;
+	struct rs_class *k;
+	double rate = 0, delay = -1;
+	uint32_t r;
+	int err;
+
+	CHECK_ENTRY(s);
+	if ((err = released_req(s, id, &r)))
+		return err;
+	advance(s, now);
+	q = &s->req[r];
+	k = &s->cls[q->cls];
+	rs_drr_compensate(s, r, q->bytes);
+	if (q->flags & RS_RF_FIRST_BYTE) {
+		if (q->t_first >= q->t_rel)
+			delay = (double)(q->t_first - q->t_rel);
+		if (now > q->t_first && q->bytes > 0)
+			rate = (double)q->bytes * RS_NSEC_PER_SEC /
+			       (double)(now - q->t_first);
+	}
+	if (!aborted)
+		rs_est_learn(&s->est, q, true, rate, delay);
+	if (s->cfg.controller == RS_WIN_RTC)
+		rs_rtc_forget(s, r);
+	s->W--;
+	k->outstanding--;
+	k->ended++;
+	s->ended++;
+	if (aborted) {
+		k->aborted++;
+		s->aborted++;
+	}
+	rs_users_put(s, q->user, now);
+	req_release_slot(s, r);
+	rs_window_on_end(s, now);
+	rs_try_release(s, now);
+	return 0;
+}
+
+int rs_on_foreign_bytes(struct rs_sched *s, int cls, uint64_t user,
+			uint64_t n, rs_time_ns now)
+{
+	CHECK_ENTRY(s);
+	if (cls < 0 || (uint32_t)cls >= s->ncls)
+		return RS_ENOCLASS;
+	advance(s, now);
+	s->cls[cls].foreign_bytes = rs_sat_add(s->cls[cls].foreign_bytes, n);
+	account_bytes(s, (uint32_t)cls,
+		      rs_users_find(&s->users, (uint32_t)cls, user), n, now);
+	return 0;
+}
+
+rs_time_ns rs_next_deadline(const struct rs_sched *s)
+{
+	rs_time_ns t = UINT64_MAX, rtc;
+
+	if (!s)
+		return UINT64_MAX;
+	if (s->started)
+		t = s->next_tick;
+	rtc = rs_rtc_deadline(s);
+	return rtc < t ? rtc : t;
+}
+
+void rs_on_timer(struct rs_sched *s, rs_time_ns now)
+{
+	if (!s || s->in_callback)
+		return;
+	advance(s, now);
+	rs_users_expire(s, now);
+	rs_try_release(s, now);
+}
+
+size_t rs_expire(struct rs_sched *s, rs_time_ns now, rs_time_ns max_wait,
+		 rs_id *ids, void **cookies, size_t n)
+{
+	size_t done = 0;
+
+	if (!s || s->in_callback)
+		return 0;
+	advance(s, now);
+	while (done < n && s->ghead != RS_NIL) {
+		uint32_t r = s->ghead;
+		struct rs_req *q = &s->req[r];
+
+		if (q->t_enq > now || now - q->t_enq < max_wait)
+			break;
+		if (ids)
+			ids[done] = make_id(s, r);
+		if (cookies)
+			cookies[done] = q->cookie;
+		s->cls[q->cls].expired++;
+		s->expired++;
+		drop_waiting(s, r, now);
+		done++;
+	}
+	if (done)
+		rs_try_release(s, now);
+	return done;
+}
+
+/* ---- statistics ---- */
+
+void rs_stats(const struct rs_sched *s, struct rs_stats *st)
+{
+	if (!s || !st)
+		return;
+	memset(st, 0, sizeof(*st));
+	st->W = s->W;
+	st->W_max = s->cfg.controller == RS_WIN_RTC ? (double)s->W : s->Wmax;
+	st->U = s->U;
+	st->link_bps = s->cfg.link_bps;
+	st->queued = s->waiting;
+	st->released = s->released;
+	st->cancelled = s->cancelled;
+	st->ended = s->ended;
+	st->aborted = s->aborted;
+	st->expired = s->expired;
+	st->rejected = s->rejected;
+	st->bytes = s->bytes;
+	st->users = s->users.alive;
+}
+
+int rs_class_stats(const struct rs_sched *s, int cls,
+		   struct rs_class_stats *st)
+{
+	const struct rs_class *k;
+
+	if (!s || !st)
+		return RS_EINVAL;
+	if (cls < 0 || (uint32_t)cls >= s->ncls)
+		return RS_ENOCLASS;
+	k = &s->cls[cls];
+	memset(st, 0, sizeof(*st));
+	st->name = k->name;
+	st->weight = k->weight;
+	st->active_users = k->uc;
+	st->queued = k->nq + k->pending;
+	st->outstanding = k->outstanding;
+	st->service = rs_uses_sc(s) ? rs_sc_value(s, (uint32_t)cls) : k->dc;
+	st->bytes = k->bytes;
+	st->foreign_bytes = k->foreign_bytes;
+	st->released = k->released;
+	st->cancelled = k->cancelled;
+	st->ended = k->ended;
+	st->aborted = k->aborted;
+	st->expired = k->expired;
+	st->throughput_bps = k->throughput_bps;
+	return 0;
+}

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * users.c - the (class,user) table: ReqFromUser[j] of MSF-RS and the recent
+ * service of DRR-SFF.
+ *
+ * Invariants:
+ *  - an entry is in the hash index iff it is in use (count > 0, or count == 0
+ *    and on the idle list waiting for the sff flow timeout);
+ *  - the class's UC equals the number of its entries with count > 0;
+ *  - the idle list is ordered by last_seen (entries join it at "now" and the
+ *    caller's clock is monotonic), so expiry pops from the head.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static uint32_t hash_of(uint32_t cls, uint64_t key)
+{
+	uint64_t h = key ^ ((uint64_t)cls * 0x9e3779b97f4a7c15ULL);
+
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return (uint32_t)h;
+}
+
+int rs_users_init(struct rs_users *u)
+{
+	memset(u, 0, sizeof(*u));
+	u->free_head = RS_NIL;
+	u->idle_head = u->idle_tail = RS_NIL;
+	u->nslot = 64;
+	u->slot = calloc(u->nslot, sizeof(*u->slot));
+	return u->slot ? 0 : RS_ENOMEM;
+}
+
+void rs_users_free(struct rs_users *u)
+{
+	free(u->ent);
+	free(u->slot);
+	memset(u, 0, sizeof(*u));
+}
+
+static void index_insert(struct rs_users *u, uint32_t *slot, uint32_t nslot,
+			 uint32_t idx)
+{
+	uint32_t mask = nslot - 1;
+	uint32_t i = hash_of(u->ent[idx].cls, u->ent[idx].key) & mask;
+
+	while (slot[i])
+		i = (i + 1) & mask;
+	slot[i] = idx + 1;
+}
+
+static int rehash(struct rs_users *u, uint32_t nslot)
+{
+	uint32_t *slot = calloc(nslot, sizeof(*slot));
+	uint32_t i;
+
+	if (!slot)
+		return RS_ENOMEM;
+	for (i = 0; i < u->nslot; i++)
+		if (u->slot[i])
+			index_insert(u, slot, nslot, u->slot[i] - 1);
+	free(u->slot);
+	u->slot = slot;
+	u->nslot = nslot;
+	return 0;
+}
+
+/* Make sure one more entry can be added without failing. */
+int rs_users_reserve(struct rs_users *u)
+{
+	if (u->free_head == RS_NIL && u->nent == u->cap) {
+		uint32_t cap = u->cap ? u->cap * 2 : 64;
+		struct rs_user *p = realloc(u->ent, (size_t)cap * sizeof(*p));
+
+		if (!p)
+			return RS_ENOMEM;
+		u->ent = p;
+		u->cap = cap;
+	}
+	if ((u->alive + 1) * 2 > u->nslot)
+		return rehash(u, u->nslot * 2);
+	return 0;
+}
+
+uint32_t rs_users_find(const struct rs_users *u, uint32_t cls, uint64_t key)
+{
+	uint32_t mask = u->nslot - 1;
+	uint32_t i = hash_of(cls, key) & mask;
+
+	for (; u->slot[i]; i = (i + 1) & mask) {
+		const struct rs_user *e = &u->ent[u->slot[i] - 1];
+
+		if (e->key == key && e->cls == cls)
+			return u->slot[i] - 1;
+	}
+	return RS_NIL;
+}
+
+static void idle_unlink(struct rs_users *u, uint32_t idx)
+{
+	struct rs_user *e = &u->ent[idx];
+
+	if (e->idle_prev != RS_NIL)
+		u->ent[e->idle_prev].idle_next = e->idle_next;
+	else
+		u->idle_head = e->idle_next;
+	if (e->idle_next != RS_NIL)
+		u->ent[e->idle_next].idle_prev = e->idle_prev;
+	else
+		u->idle_tail = e->idle_prev;
+	e->idle_next = e->idle_prev = RS_NIL;
+}
+
+static void idle_append(struct rs_users *u, uint32_t idx)
+{
+	struct rs_user *e = &u->ent[idx];
+
+	e->idle_next = RS_NIL;
+	e->idle_prev = u->idle_tail;
+	if (u->idle_tail != RS_NIL)
+		u->ent[u->idle_tail].idle_next = idx;
+	else
+		u->idle_head = idx;
+	u->idle_tail = idx;
+}
+
+static void index_delete(struct rs_users *u, uint32_t idx)
+{
+	uint32_t mask = u->nslot - 1;
+	uint32_t i = hash_of(u->ent[idx].cls, u->ent[idx].key) & mask;
+	uint32_t j;
+
+	while (u->slot[i] != idx + 1)
+		i = (i + 1) & mask;
+	/* backward-shift deletion keeps every probe chain unbroken */
+	for (j = (i + 1) & mask; u->slot[j]; j = (j + 1) & mask) {
+		const struct rs_user *e = &u->ent[u->slot[j] - 1];
+		uint32_t home = hash_of(e->cls, e->key) & mask;
+
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			u->slot[i] = u->slot[j];
+			i = j;
+		}
+	}
+	u->slot[i] = 0;
+}
+
+static void entry_free(struct rs_users *u, uint32_t idx)
+{
+	index_delete(u, idx);
+	u->ent[idx].idle_next = u->free_head;
+	u->free_head = idx;
+	u->alive--;
+}
+
+/* Take one reference on (cls,key); UC of the class grows when the entry
+ * goes from 0 to 1. rs_users_reserve() must have succeeded before. */
+uint32_t rs_users_get(struct rs_sched *s, uint32_t cls, uint64_t key,
+		      rs_time_ns now)
+{
+	struct rs_users *u = &s->users;
+	uint32_t idx = rs_users_find(u, cls, key);
+	struct rs_user *e;
+
+	if (idx == RS_NIL) {
+		if (u->free_head != RS_NIL) {
+			idx = u->free_head;
+			u->free_head = u->ent[idx].idle_next;
+		} else {
+			idx = u->nent++;
+		}
+		e = &u->ent[idx];
+		e->key = key;
+		e->cls = cls;
+		e->count = 0;
+		e->recent = 0;
+		e->last_seen = now;
+		e->idle_next = e->idle_prev = RS_NIL;
+		index_insert(u, u->slot, u->nslot, idx);
+		u->alive++;
+	} else if (u->ent[idx].count == 0) {
+		idle_unlink(u, idx);
+	}
+	e = &u->ent[idx];
+	if (e->count++ == 0) {
+		if (s->cls[cls].uc == 0)
+			rs_sc_class_activate(s, cls);
+		else
+			rs_sc_class_deactivate(s, cls);	/* flush with old UC */
+		s->cls[cls].uc++;
+		rs_sc_uc_changed(s, cls);
+	}
+	return idx;
+}
+
+/* Drop one reference. At zero the class loses a user; the entry is kept on
+ * the idle list while sff needs its recent service, else freed. */
+void rs_users_put(struct rs_sched *s, uint32_t idx, rs_time_ns now)
+{
+	struct rs_users *u = &s->users;
+	struct rs_user *e = &u->ent[idx];
+
+	if (--e->count > 0)
+		return;
+	rs_sc_class_deactivate(s, e->cls);	/* flush with old UC */
+	s->cls[e->cls].uc--;
+	rs_sc_uc_changed(s, e->cls);
+	if (s->cfg.sff) {
+		if (e->last_seen < now)
+			e->last_seen = now;
+		idle_append(u, idx);
+	} else {
+		entry_free(u, idx);
+	}
+}
+
+/* Forget idle entries whose flow timed out (sff) - or all idle entries when
+ * sff is off (after a reconfiguration that turned it off). */
+void rs_users_expire(struct rs_sched *s, rs_time_ns now)
+{
+	struct rs_users *u = &s->users;
+
+	while (u->idle_head != RS_NIL) {
+		uint32_t idx = u->idle_head;
+		struct rs_user *e = &u->ent[idx];
+
+		if (s->cfg.sff && now - e->last_seen <= s->cfg.sff_flow_timeout &&
+		    e->last_seen <= now)
+			break;
+		idle_unlink(u, idx);
+		entry_free(u, idx);
+	}
+}
+
+/* Reconfiguration: entries move to new class indices (cls_map[old] = new).
+ * Entries of two old classes may land on the same (new class, key): they
+ * are merged so that the index stays a function. */
+void rs_users_rekey(struct rs_sched *s, const uint32_t *cls_map)
+{
+	struct rs_users *u = &s->users;
+	uint32_t i;
+
+	(void)s;
+	memset(u->slot, 0, (size_t)u->nslot * sizeof(*u->slot));
+	for (i = 0; i < u->nent; i++) {
+		struct rs_user *e = &u->ent[i];
+		bool used = false;
+		uint32_t j;
+
+		/* an entry is in use iff it is not on the free list */
+		for (j = u->free_head; j != RS_NIL; j = u->ent[j].idle_next)
+			if (j == i)
+				break;
+		used = (j == RS_NIL);
+		if (!used)
+			continue;
+		e->cls = cls_map[e->cls];
+		index_insert(u, u->slot, u->nslot, i);
+	}
+}

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * window.c - when to release: the window controllers and the release loop.
+ *
+ * W is the number of RELEASED requests (outstanding responses); W+ (Wmax)
+ * is the window. The release loop runs while W < W+, so right after a
+ * release W <= ceil(W+) (the documented rounding: W+ is real-valued under
+ * wrc-mult). W may exceed W+ only because W+ shrank while responses were
+ * outstanding; no release happens then.
+ *
+ * wrc-mult (MSF-RS Eq. 2-3), every update interval T:
+ *   U = (S / T) / C;  if the window was the limit during the interval,
+ *   W+ <- max(1, min(U+ / U, K) * W+)       (U = 0: factor K)
+ * wrc-aimd (FQRS Eq. 4), every F * W+ completed responses:
+ *   if limited: U < U+/2 -> W+ *= 2 (fast start); U < U+ -> W+ += 1;
+ *               U > U+ -> W+ -= 1 (not below 1)
+ * fixed N: W+ = N.
+ * "The window was the limit" = at some point of the interval the release
+ * loop stopped because W >= W+ while requests were waiting.
+ */
+#include <math.h>
+
+#include "internal.h"
+
+static double clamp_window(const struct rs_sched *s, double w)
+{
+	if (w < 1)
+		w = 1;
+	if (s->cfg.max_window >= 1 && w > s->cfg.max_window)
+		w = s->cfg.max_window;
+	return w;
+}
+
+void rs_window_init(struct rs_sched *s)
+{
+	if (s->cfg.controller == RS_WIN_FIXED)
+		s->Wmax = s->cfg.fixed_window;
+	else
+		s->Wmax = clamp_window(s, s->cfg.initial_window);
+}
+
+static double link_bytes_per_ns(const struct rs_sched *s)
+{
+	return (double)s->cfg.link_bps / 8.0 / (double)RS_NSEC_PER_SEC;
+}
+
+static double utilization(const struct rs_sched *s, uint64_t bytes,
+			  rs_time_ns elapsed)
+{
+	if (!elapsed)
+		return 0;
+	return (double)bytes / (double)elapsed / link_bytes_per_ns(s);
+}
+
+void rs_do_release(struct rs_sched *s, uint32_t r, rs_time_ns now)
+{
+	struct rs_req *q = &s->req[r];
+	struct rs_class *k = &s->cls[q->cls];
+	rs_id id = ((uint64_t)q->gen << 32) | (uint64_t)(r + 1);
+
+	rs_fifo_unlink(s, r);
+	q->state = RS_ST_RELEASED;
+	q->t_rel = now;
+	s->waiting--;
+	s->W++;
+	k->outstanding++;
+	k->released++;
+	s->released++;
+	s->in_callback = 1;
+	s->release(s->ctx, id, q->cookie);
+	s->in_callback = 0;
+}
+
+/* Release as many requests as the controller allows. */
+void rs_try_release(struct rs_sched *s, rs_time_ns now)
+{
+	if (s->cfg.controller == RS_WIN_RTC) {
+		rs_rtc_run(s, now);
+		return;
+	}
+	while ((double)s->W < s->Wmax) {
+		uint32_t r = rs_policy_select(s);
+
+		if (r == RS_NIL)
+			return;
+		rs_do_release(s, r, now);
+	}
+	if (s->waiting > 0) {
+		s->limited = true;
+		s->aimd_limited = true;
+	}
+}
+
+static void wrc_mult_update(struct rs_sched *s)
+{
+	double f;
+
+	if (!s->limited)
+		return;
+	f = s->U > 0 ? s->cfg.target_util / s->U : s->cfg.K;
+	if (f > s->cfg.K)
+		f = s->cfg.K;
+	s->Wmax = clamp_window(s, f * s->Wmax);
+}
+
+/* Measurement interval (every controller): U and per-class throughput;
+ * wrc-mult also updates W+ here. */
+void rs_tick(struct rs_sched *s, rs_time_ns now)
+{
+	rs_time_ns elapsed;
+	double sec;
+	uint32_t c;
+
+	if (!s->started) {
+		s->started = true;
+		s->t_tick = now;
+		s->next_tick = now + s->cfg.update_interval;
+		s->aimd_t0 = now;
+		return;
+	}
+	if (now < s->next_tick)
+		return;
+	elapsed = now - s->t_tick;
+	sec = (double)elapsed / (double)RS_NSEC_PER_SEC;
+	if (s->cfg.controller != RS_WIN_WRC_AIMD)
+		s->U = utilization(s, s->bytes - s->bytes_at_tick, elapsed);
+	for (c = 0; c < s->ncls; c++) {
+		struct rs_class *k = &s->cls[c];
+
+		k->throughput_bps = (double)(k->bytes - k->bytes_at_tick) * 8 / sec;
+		k->bytes_at_tick = k->bytes;
+	}
+	s->bytes_at_tick = s->bytes;
+	if (s->cfg.controller == RS_WIN_WRC_MULT)
+		wrc_mult_update(s);
+	s->limited = s->waiting > 0 && (double)s->W >= s->Wmax;
+	s->t_tick = now;
+	s->next_tick = now + s->cfg.update_interval;
+}
+
+/* wrc-aimd: the interval is F * W+ completed responses. */
+void rs_window_on_end(struct rs_sched *s, rs_time_ns now)
+{
+	double U, target = s->cfg.target_util;
+
+	if (s->cfg.controller != RS_WIN_WRC_AIMD)
+		return;
+	if ((double)++s->aimd_ends < (double)s->cfg.F * s->Wmax)
+		return;
+	U = utilization(s, s->bytes - s->aimd_bytes, now - s->aimd_t0);
+	s->U = U;
+	if (s->aimd_limited) {
+		if (U < target / 2)
+			s->Wmax = clamp_window(s, s->Wmax * 2);
+		else if (U < target)
+			s->Wmax = clamp_window(s, s->Wmax + 1);
+		else if (U > target)
+			s->Wmax = clamp_window(s, s->Wmax - 1);
+	}
+	s->aimd_ends = 0;
+	s->aimd_bytes = s->bytes;
+	s->aimd_t0 = now;
+	s->aimd_limited = s->waiting > 0 && (double)s->W >= s->Wmax;
+}

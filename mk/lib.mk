@@ -1,0 +1,42 @@
+# libreqsched (lib/): autotools + libtool build installed into $(PREFIX),
+# Check unit tests and the ASan/UBSan randomized invariant test (test/lib/),
+# and the core benchmark.
+#   make lib         build and install build/lib/libreqsched.{so,a},
+#                    build/include/reqsched.h, build/lib/pkgconfig/reqsched.pc
+#   make check-lib   unit tests + randomized invariant test
+#   make bench-lib   ns per request and bytes per queued request
+LIB_SRCDIR  := $(TOP)/lib
+LIB_OBJDIR  := $(BUILD)/lib-obj
+LIB_TESTOUT := $(BUILD)/test-lib
+LIB_SOURCES := $(wildcard $(LIB_SRCDIR)/*.c $(LIB_SRCDIR)/*.h) \
+               $(LIB_SRCDIR)/configure.ac $(LIB_SRCDIR)/Makefile.am \
+               $(LIB_SRCDIR)/reqsched.pc.in
+LIB_TEST_MAKE = $(MAKE) --no-print-directory -C $(TOP)/test/lib \
+                PREFIX=$(PREFIX) LIBSRC=$(LIB_SRCDIR) OUT=$(LIB_TESTOUT)
+
+.PHONY: lib check-lib bench-lib
+ALL_TARGETS   += lib
+CHECK_TARGETS += check-lib
+BENCH_TARGETS += bench-lib
+
+lib: $(STAMPS)/lib
+
+$(LIB_SRCDIR)/configure: $(LIB_SRCDIR)/configure.ac $(LIB_SRCDIR)/Makefile.am | $(STAMPS)/deps
+	cd $(LIB_SRCDIR) && mkdir -p m4 && autoreconf -fi
+	@touch $@
+
+$(LIB_OBJDIR)/Makefile: $(LIB_SRCDIR)/configure $(LIB_SRCDIR)/reqsched.pc.in
+	@mkdir -p $(LIB_OBJDIR)
+	cd $(LIB_OBJDIR) && $(LIB_SRCDIR)/configure --quiet --prefix=$(PREFIX)
+
+$(STAMPS)/lib: $(STAMPS)/deps $(LIB_OBJDIR)/Makefile $(LIB_SOURCES)
+	$(MAKE) -C $(LIB_OBJDIR)
+	$(MAKE) -C $(LIB_OBJDIR) install >/dev/null
+	@mkdir -p $(STAMPS)
+	@touch $@
+
+check-lib: $(STAMPS)/lib
+	$(LIB_TEST_MAKE) check
+
+bench-lib: $(STAMPS)/lib
+	$(LIB_TEST_MAKE) bench

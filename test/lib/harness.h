@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* harness.h - shared helpers of the libreqsched Check tests. */
+#ifndef REQSCHED_TEST_HARNESS_H
+#define REQSCHED_TEST_HARNESS_H
+
+#include <check.h>
+#include <string.h>
+
+#include "reqsched.h"
+
+#define SEC RS_NSEC_PER_SEC
+#define MAXREL 4096
+
+/* Records every release callback, in order. */
+struct rec {
+	rs_id id[MAXREL];
+	void *cookie[MAXREL];
+	int n;
+};
+
+static inline void rec_release(void *ctx, rs_id id, void *cookie)
+{
+	struct rec *r = ctx;
+
+	ck_assert_int_lt(r->n, MAXREL);
+	r->id[r->n] = id;
+	r->cookie[r->n] = cookie;
+	r->n++;
+}
+
+static inline struct rs_config cfg_base(enum rs_policy p,
+					enum rs_controller c)
+{
+	struct rs_config cfg;
+
+	rs_config_default(&cfg);
+	cfg.policy = p;
+	cfg.controller = c;
+	cfg.link_bps = 8000000;		/* 1,000,000 bytes/s */
+	cfg.update_interval = SEC;
+	cfg.fixed_window = 1;
+	return cfg;
+}
+
+/* Enqueue and return the id, failing the test on error. */
+static inline rs_id enq(struct rs_sched *s, int cls, uint64_t user,
+			uint64_t est, rs_time_ns now)
+{
+	struct rs_req_info info = { 0, 0, 0, est };
+	rs_id id = 0;
+
+	ck_assert_int_eq(rs_enqueue(s, cls, user, &info, (void *)(uintptr_t)user,
+				    now, &id), 0);
+	ck_assert(id != 0);
+	return id;
+}
+
+static inline double service(struct rs_sched *s, int cls)
+{
+	struct rs_class_stats cs;
+
+	ck_assert_int_eq(rs_class_stats(s, cls, &cs), 0);
+	return cs.service;
+}
+
+static inline struct rs_class_stats cstats(struct rs_sched *s, int cls)
+{
+	struct rs_class_stats cs;
+
+	ck_assert_int_eq(rs_class_stats(s, cls, &cs), 0);
+	return cs;
+}
+
+static inline struct rs_stats gstats(struct rs_sched *s)
+{
+	struct rs_stats st;
+
+	rs_stats(s, &st);
+	return st;
+}
+
+Suite *suite_msf(void);
+Suite *suite_window(void);
+Suite *suite_misuse(void);
+Suite *suite_drr(void);
+Suite *suite_rtc(void);
+Suite *suite_reconfig(void);
+
+#endif

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* test_main.c - runs every libreqsched Check suite. */
+#include <stdlib.h>
+
+#include "harness.h"
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite_msf());
+	int failed;
+
+	srunner_add_suite(sr, suite_window());
+	srunner_add_suite(sr, suite_misuse());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* test_window.c - window controllers, hand-computed W+ sequences. */
+#include "harness.h"
+
+/* Link 1,000,000 bytes/s, T = 1 s, U+ = 0.98, K = 2, W+_0 = 1. */
+START_TEST(wrc_mult_sequence)
+{
+	struct rec rec = { 0 };
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_WRC_MULT);
+	struct rs_sched *s = rs_new(&cfg, rec_release, &rec);
+	rs_id r1, r2, r3, r[5];
+	int i;
+
+	rs_class_add(s, "c", 1);
+	r1 = enq(s, 0, 1, 0, 0);
+	r2 = enq(s, 0, 1, 0, 0);	/* waits: the window is the limit */
+	ck_assert_int_eq(rec.n, 1);
+	ck_assert_uint_eq(rs_next_deadline(s), 1 * SEC);
+	rs_on_bytes(s, r1, 250000, SEC / 2);
+	rs_on_timer(s, 1 * SEC);
+	/* U = 0.25, min(0.98/0.25, 2) * 1 = 2 */
+	ck_assert_double_eq_tol(gstats(s).U, 0.25, 1e-12);
+	ck_assert_double_eq_tol(gstats(s).W_max, 2, 1e-12);
+	ck_assert_int_eq(rec.n, 2);
+	ck_assert(rec.id[1] == r2);
+	ck_assert_uint_eq(rs_next_deadline(s), 2 * SEC);
+
+	r3 = enq(s, 0, 2, 0, 3 * SEC / 2);	/* waits: limited again */
+	rs_on_bytes(s, r2, 490000, 3 * SEC / 2);
+	rs_on_timer(s, 2 * SEC);
+	/* U = 0.49: min(2, 2) * 2 = 4 */
+	ck_assert_double_eq_tol(gstats(s).W_max, 4, 1e-12);
+	ck_assert(rec.id[2] == r3);
+
+	rs_on_bytes(s, r3, 100000, 5 * SEC / 2);
+	rs_on_end(s, r1, false, 5 * SEC / 2);
+	rs_on_end(s, r2, false, 5 * SEC / 2);
+	rs_on_end(s, r3, false, 5 * SEC / 2);
+	rs_on_timer(s, 3 * SEC);
+	/* U = 0.1 but the window was not the limit: W+ unchanged */
+	ck_assert_double_eq_tol(gstats(s).U, 0.1, 1e-12);
+	ck_assert_double_eq_tol(gstats(s).W_max, 4, 1e-12);
+
+	for (i = 0; i < 5; i++)
+		r[i] = enq(s, 0, 3, 0, 3 * SEC + SEC / 10);
+	ck_assert_uint_eq(gstats(s).W, 4);
+	rs_on_bytes(s, r[0], 1960000, 3 * SEC + SEC / 2);
+	rs_on_timer(s, 4 * SEC);
+	/* U = 1.96: min(0.98/1.96, 2) * 4 = 2; W = 4 stays, no release */
+	ck_assert_double_eq_tol(gstats(s).W_max, 2, 1e-12);
+	ck_assert_uint_eq(gstats(s).W, 4);
+	rs_on_end(s, r[0], false, 4 * SEC + 1);
+	rs_on_end(s, r[1], false, 4 * SEC + 1);
+	ck_assert_uint_eq(gstats(s).queued, 1);	/* W = 2 = W+ */
+	rs_on_end(s, r[2], false, 4 * SEC + 2);
+	ck_assert_uint_eq(gstats(s).queued, 0);	/* W = 1 < 2: released */
+	ck_assert(rec.id[rec.n - 1] == r[4]);
+	rs_free(s);
+}
+END_TEST
+
+/* The window never falls below 1 and max_window caps it. */
+START_TEST(wrc_mult_bounds)
+{
+	struct rec rec = { 0 };
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_WRC_MULT);
+	struct rs_sched *s;
+	rs_id r1;
+	int t;
+
+	cfg.max_window = 3;
+	s = rs_new(&cfg, rec_release, &rec);
+	rs_class_add(s, "c", 1);
+	r1 = enq(s, 0, 1, 0, 0);
+	for (t = 0; t < 9; t++)
+		enq(s, 0, 1, 0, 0);	/* backlog: the window stays the limit */
+	rs_on_bytes(s, r1, 5000000, 1);		/* U = 5 */
+	rs_on_timer(s, SEC);
+	ck_assert_double_eq_tol(gstats(s).W_max, 1, 1e-12);	/* max(1, 0.196) */
+	for (t = 2; t <= 5; t++)
+		rs_on_timer(s, (rs_time_ns)t * SEC);	/* U = 0: x2 each time */
+	ck_assert_double_eq_tol(gstats(s).W_max, 3, 1e-12);	/* capped */
+	rs_free(s);
+}
+END_TEST
+
+/* fixed N: exactly N outstanding. */
+START_TEST(fixed_window)
+{
+	struct rec rec = { 0 };
+	struct rs_config cfg = cfg_base(RS_POLICY_RFQ, RS_WIN_FIXED);
+	struct rs_sched *s;
+	int i;
+
+	cfg.fixed_window = 3;
+	s = rs_new(&cfg, rec_release, &rec);
+	rs_class_add(s, "c", 1);
+	for (i = 0; i < 5; i++)
+		enq(s, 0, (uint64_t)i, 0, 0);
+	ck_assert_int_eq(rec.n, 3);
+	ck_assert_uint_eq(gstats(s).W, 3);
+	ck_assert_uint_eq(gstats(s).queued, 2);
+	rs_on_end(s, rec.id[0], false, 1);
+	ck_assert_int_eq(rec.n, 4);
+	rs_on_timer(s, 100 * SEC);
+	ck_assert_double_eq(gstats(s).W_max, 3);
+	rs_free(s);
+}
+END_TEST
+
+Suite *suite_window(void)
+{
+	Suite *s = suite_create("window");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, wrc_mult_sequence);
+	tcase_add_test(tc, wrc_mult_bounds);
+	tcase_add_test(tc, fixed_window);
+	suite_add_tcase(s, tc);
+	return s;
+}
