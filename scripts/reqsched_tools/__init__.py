@@ -1,0 +1,1 @@
+"""Shared code of the reqsched testbed tools (scripts/testbed, replay, report)."""

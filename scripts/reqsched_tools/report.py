@@ -1,0 +1,509 @@
+"""scripts/report: table, report JSON and PNG plots from a testbed run directory.
+
+  scripts/report RUN_DIR [--json FILE] [--no-plots] [--quiet]
+
+RUN_DIR is what `scripts/testbed run` wrote: scenario.json plus one directory per
+mode (requests.csv, class_bytes.csv, access.log, tc.csv, mgr.jsonl, run.json).
+Writes RUN_DIR/report.json (one object per mode, DESIGN.md §7 shape),
+RUN_DIR/table.txt and RUN_DIR/*.png, and prints the table.
+
+Metrics are taken over the measured window [warmup_s, duration_s] of each mode:
+  throughput   bytes the clients received per class (headers included) / window
+  share        class bytes / all bytes; target = weight share of the active classes
+  latency      request start -> last byte, for requests started in the window that
+               completed; queue wait = Squid's reqsched_wait_ms note (0 when the mode
+               does not queue), service = latency - wait
+  jain_index   Jain's index of x_u = throughput_u / fair_u over active users, where
+               fair_u is the weighted max-min fair share (weight = the user's class
+               weight) of the measured total; backlogged users have unbounded demand,
+               think-time users demand what they got
+  utilization  bytes through the ISP tbf (wire bytes) / (C x window)
+  drops        packets the ISP tbf dropped during the window
+  squid_cpu_s  Squid's user+system CPU seconds during the replay (/proc/PID/stat)
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from . import logparse, metrics
+
+PAPER = {"class_mbps": [1.03, 0.52, 0.26], "latency_ms_stock": 1686.1,
+         "latency_ms_msf": 1174.9, "queue_ms_msf": 515.5}
+
+
+@dataclass
+class Req:
+    rid: str
+    user: str
+    cls: str
+    start: float
+    first_byte: float
+    end: float
+    bytes: int
+    status: int
+    error: str = ""
+    wait_ms: Optional[int] = None
+
+    @property
+    def failed(self) -> bool:
+        """An error answer or a broken transfer; requests cut by the end of the
+        run are not failures."""
+        if self.error.startswith("cancelled"):
+            return False
+        return self.status == 0 or self.status >= 400 or bool(self.error)
+
+
+def read_csv(path: str) -> list[dict[str, str]]:
+    with open(path, newline="", encoding="utf-8", errors="replace") as f:
+        return list(csv.DictReader(f))
+
+
+def load_requests(mdir: str, stats: logparse.ParseStats) -> list[Req]:
+    out = []
+    for row in read_csv(os.path.join(mdir, "requests.csv")):
+        try:
+            out.append(Req(row["id"], row["user"], row["class"], float(row["start"]),
+                           float(row["first_byte"]), float(row["end"]), int(row["bytes"]),
+                           int(row["status"]), row.get("error", "") or ""))
+        except (KeyError, ValueError, TypeError):
+            stats.skipped += 1
+    log = os.path.join(mdir, "access.log")
+    if os.path.exists(log):
+        with logparse.open_text(log) as f:
+            entries = logparse.parse_testbed_access_log(f, stats)
+        waits = {e.replay_id: e.wait_ms for e in entries if e.replay_id != "-"}
+        for r in out:
+            r.wait_ms = waits.get(r.rid)
+    return out
+
+
+def user_bytes_in_window(reqs: list[Req], lo: float, hi: float) -> dict[str, float]:
+    """Bytes per user inside [lo, hi], each request's bytes spread evenly over
+    [first byte, end] (or to hi for requests still running at the end)."""
+    out: dict[str, float] = {}
+    for r in reqs:
+        if r.bytes <= 0 or r.first_byte < 0:
+            continue
+        a = r.first_byte
+        b = r.end if r.end >= 0 else hi
+        if b <= a:
+            inside = r.bytes if lo <= a <= hi else 0.0
+        else:
+            ov = max(0.0, min(b, hi) - max(a, lo))
+            inside = r.bytes * ov / (b - a)
+        out[r.user] = out.get(r.user, 0.0) + inside
+    return out
+
+
+def link_stats(mdir: str, t_lo: float, t_hi: float, link_bps: float) -> dict[str, Any]:
+    """Utilization and drops of the bottleneck between epochs t_lo and t_hi."""
+    path = os.path.join(mdir, "tc.csv")
+    if not os.path.exists(path):
+        return {"utilization": None, "drops": None, "samples": []}
+    rows = []
+    for r in read_csv(path):
+        try:
+            rows.append((float(r["t_epoch"]), int(r["bytes"]), int(r["drops"]),
+                         int(r["backlog"])))
+        except (KeyError, ValueError):
+            continue
+    inside = [r for r in rows if t_lo - 0.3 <= r[0] <= t_hi + 0.3]
+    if len(inside) < 2:
+        return {"utilization": None, "drops": None, "samples": rows}
+    a, b = inside[0], inside[-1]
+    util = (b[1] - a[1]) * 8 / (link_bps * (b[0] - a[0]))
+    backlog = [r[3] for r in inside]
+    return {"utilization": util, "drops": b[2] - a[2], "samples": rows,
+            "queue_bytes_mean": sum(backlog) / len(backlog)}
+
+
+def load_mgr(mdir: str) -> list[dict]:
+    path = os.path.join(mdir, "mgr.jsonl")
+    out = []
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                try:
+                    out.append(json.loads(line))
+                except ValueError:
+                    pass
+    return out
+
+
+def fnum(x: Any) -> Optional[float]:
+    return x if isinstance(x, (int, float)) and not isinstance(x, bool) else None
+
+
+def lat_summary(xs: list[float]) -> dict[str, Optional[float]]:
+    if not xs:
+        return {"mean": None, "p50": None, "p95": None}
+    return {"mean": round(metrics.mean(xs), 1), "p50": round(metrics.percentile(xs, 50), 1),
+            "p95": round(metrics.percentile(xs, 95), 1)}
+
+
+def analyse_mode(run_dir: str, mode: str, sc: dict) -> dict[str, Any]:
+    mdir = os.path.join(run_dir, safe(mode))
+    rp = json.load(open(os.path.join(mdir, "replay.json"), encoding="utf-8"))
+    info = {}
+    if os.path.exists(os.path.join(mdir, "run.json")):
+        info = json.load(open(os.path.join(mdir, "run.json"), encoding="utf-8"))
+    stats = logparse.ParseStats()
+    reqs = load_requests(mdir, stats)
+    duration = float(rp["duration_s"])
+    warm = min(float(sc.get("warmup_s", 0)), duration / 2)
+    lo, hi = warm, duration
+    span = hi - lo
+    t0 = float(rp["t0_epoch"])
+    link_bps = float(sc["downlink_bps"])
+    classes = sc["classes"]
+    bin_s = float(rp.get("bin_s", 1.0))
+
+    cls_bins: dict[str, dict[float, int]] = {c["name"]: {} for c in classes}
+    for row in read_csv(os.path.join(mdir, "class_bytes.csv")):
+        try:
+            cls_bins.setdefault(row["class"], {})[float(row["bin_start"])] = int(row["bytes"])
+        except (KeyError, ValueError):
+            stats.skipped += 1
+    cls_bytes = {c: sum(v for t, v in d.items() if lo <= t < hi) for c, d in cls_bins.items()}
+    total = sum(cls_bytes.values()) or 1
+    active = [c for c in classes if cls_bytes.get(c["name"], 0) > 0]
+    wsum_active = sum(c["weight"] for c in active) or 1
+
+    in_win = [r for r in reqs if lo <= r.start < hi]
+    done = [r for r in in_win if r.end >= 0 and 200 <= r.status < 400]
+    queued_known = any(r.wait_ms is not None for r in reqs)
+    failed = sum(1 for r in in_win if r.failed)
+    out_classes = []
+    for c in classes:
+        name = c["name"]
+        cr = [r for r in done if r.cls == name]
+        lat = [(r.end - r.start) * 1000 for r in cr]
+        wait = [float(r.wait_ms or 0) for r in cr]
+        svc = [max(0.0, l - w) for l, w in zip(lat, wait)]
+        out_classes.append({
+            "name": name, "weight": c["weight"], "users": c["users"],
+            "requests": len(cr),
+            "failed": sum(1 for r in in_win if r.cls == name and r.failed),
+            "bytes": cls_bytes.get(name, 0),
+            "throughput_bps": round(cls_bytes.get(name, 0) * 8 / span),
+            "share": round(cls_bytes.get(name, 0) / total, 4),
+            "target_share": round(c["weight"] / wsum_active, 4) if c in active else 0.0,
+            "latency_ms": lat_summary(lat),
+            "queue_wait_ms": {"mean": round(metrics.mean(wait), 1) if wait else None},
+            "service_ms": {"mean": round(metrics.mean(svc), 1) if svc else None},
+        })
+    all_lat = [(r.end - r.start) * 1000 for r in done]
+    all_wait = [float(r.wait_ms or 0) for r in done]
+
+    # Jain's index over weight-normalized per-user throughput
+    weight_of = {c["name"]: c["weight"] for c in classes}
+    backlogged = {c["name"]: c.get("pattern", "backlogged") == "backlogged" for c in classes}
+    ub = user_bytes_in_window(reqs, lo, hi)
+    users = [u for u in rp.get("users", []) if ub.get(u["id"], 0) > 0]
+    thr = [ub[u["id"]] * 8 / span for u in users]
+    wts = [weight_of.get(u["class"], 1.0) for u in users]
+    dem = [math.inf if backlogged.get(u["class"], True) else t for u, t in zip(users, thr)]
+    jain = metrics.normalized_jain(thr, wts, dem) if users else None
+
+    ls = link_stats(mdir, t0 + lo, t0 + hi, link_bps)
+    mgr = load_mgr(mdir)
+
+    # timeline
+    tb = float(sc.get("timeline_bin_s", 5))
+    timeline = []
+    nb = int(math.ceil(duration / tb))
+    samples = ls["samples"]
+    for k in range(nb):
+        a, b = k * tb, min((k + 1) * tb, duration)
+        e: dict[str, Any] = {"t": round(b, 3), "class_bps": {
+            n: round(sum(v for t, v in d.items() if a <= t < b) * 8 / (b - a))
+            for n, d in cls_bins.items()}}
+        ms = [m for m in mgr if t0 + a <= m["t_epoch"] < t0 + b]
+        if ms:
+            g = ms[-1]["global"]
+            e["W"] = fnum(g.get("W"))
+            e["W_max"] = fnum(g.get("W_max"))
+            e["U"] = fnum(g.get("U"))
+        ts = [s for s in samples if t0 + a - 0.3 <= s[0] <= t0 + b + 0.3]
+        if len(ts) >= 2 and ts[-1][0] > ts[0][0]:
+            e["link_util"] = round((ts[-1][1] - ts[0][1]) * 8 / (link_bps * (ts[-1][0] - ts[0][0])), 4)
+        timeline.append(e)
+
+    return {
+        "scenario": sc.get("name"), "mode": mode, "link_bps": link_bps,
+        "duration_s": round(span, 3), "warmup_s": warm,
+        "utilization": round(ls["utilization"], 4) if ls["utilization"] is not None else None,
+        "bottleneck_drops": ls["drops"],
+        "bottleneck_queue_bytes_mean": round(ls.get("queue_bytes_mean", 0) or 0, 1),
+        "jain_index": round(jain, 4) if jain is not None else None,
+        "squid_cpu_s": info.get("squid_cpu_s"),
+        "requests": len(done),
+        "failed_requests": failed,
+        "latency_ms": lat_summary(all_lat),
+        "queue_wait_ms": {"mean": round(metrics.mean(all_wait), 1) if all_wait else None,
+                          "known": queued_known},
+        "classes": out_classes,
+        "timeline": timeline,
+        "parse_skipped": stats.skipped,
+        "_latencies_ms": all_lat,
+    }
+
+
+def safe(mode: str) -> str:
+    import re
+    return re.sub(r"[^A-Za-z0-9+._-]", "_", mode)
+
+
+def fmt(x: Any, spec: str, none: str = "-") -> str:
+    return none if x is None else format(x, spec)
+
+
+def table(results: list[dict], sc: dict, run_dir: str) -> str:
+    lines = []
+    span = results[0]["duration_s"] if results else 0
+    lines.append(f"scenario {sc.get('name')}: downlink {sc['downlink_bps'] / 1e6:.2f} Mbit/s, "
+                 f"{len(sc['classes'])} classes, measured {span:.0f} s after "
+                 f"{results[0]['warmup_s'] if results else 0:.0f} s warm-up; {run_dir}")
+    lines.append("")
+    hdr = (f"{'mode':<12} {'class':<8} {'w':>3} {'users':>5} {'Mbit/s':>7} {'share':>6} "
+           f"{'target':>6} {'reqs':>5} {'lat mean':>8} {'p50':>7} {'p95':>7} "
+           f"{'wait':>7} {'service':>7}")
+    lines.append(hdr)
+    lines.append("-" * len(hdr))
+    for r in results:
+        for c in r["classes"]:
+            lat = c["latency_ms"]
+            lines.append(
+                f"{r['mode']:<12} {c['name']:<8} {c['weight']:>3g} {c['users']:>5} "
+                f"{c['throughput_bps'] / 1e6:>7.3f} {c['share']:>6.3f} {c['target_share']:>6.3f} "
+                f"{c['requests']:>5} {fmt(lat['mean'], '8.0f'):>8} {fmt(lat['p50'], '7.0f'):>7} "
+                f"{fmt(lat['p95'], '7.0f'):>7} {fmt(c['queue_wait_ms']['mean'], '7.0f'):>7} "
+                f"{fmt(c['service_ms']['mean'], '7.0f'):>7}")
+    lines.append("")
+    hdr2 = (f"{'mode':<12} {'Mbit/s':>7} {'util':>6} {'drops':>6} {'jain':>6} {'ratio':>14} "
+            f"{'lat mean':>8} {'p95':>7} {'wait':>6} {'cpu s':>6}")
+    lines.append(hdr2)
+    lines.append("-" * len(hdr2))
+    for r in results:
+        thr = [c["throughput_bps"] for c in r["classes"]]
+        lo = min([t for t in thr if t > 0] or [1])
+        ratio = ":".join(f"{t / lo:.2f}" for t in thr)
+        lat = r["latency_ms"]
+        lines.append(
+            f"{r['mode']:<12} {sum(thr) / 1e6:>7.3f} {fmt(r['utilization'], '6.3f'):>6} "
+            f"{fmt(r['bottleneck_drops'], '6d'):>6} {fmt(r['jain_index'], '6.3f'):>6} "
+            f"{ratio:>14} {fmt(lat['mean'], '8.0f'):>8} {fmt(lat['p95'], '7.0f'):>7} "
+            f"{fmt(r['queue_wait_ms']['mean'], '6.0f'):>6} {fmt(r['squid_cpu_s'], '6.2f'):>6}")
+    if sc.get("name") == "field-trial":
+        lines.append("")
+        lines.append("MSF-RS paper (field trial, 200 s): 1.03 / 0.52 / 0.26 Mbit/s per class; "
+                     "mean latency 1686 ms original Squid vs 1175 ms MSF-RS (515.5 ms queued)")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- plots --
+def draw_plots(results: list[dict], sc: dict, run_dir: str) -> list[str]:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    names = [c["name"] for c in sc["classes"]]
+    colors = {n: plt.cm.tab10(i % 10) for i, n in enumerate(names)}
+    cap = sc["downlink_bps"] / 1e6
+    title = f"{sc.get('name')} ({cap:g} Mbit/s downlink)"
+
+    # 1. per-class throughput over time (Fig. 8)
+    n = len(results)
+    fig, axes = plt.subplots(n, 1, figsize=(9, 1.9 * n + 1), sharex=True, squeeze=False)
+    for ax, r in zip(axes[:, 0], results):
+        ts = [e["t"] for e in r["timeline"]]
+        for name in names:
+            ax.plot(ts, [e["class_bps"].get(name, 0) / 1e6 for e in r["timeline"]],
+                    label=name, color=colors[name], lw=1.6)
+        ax.axhline(cap, color="grey", ls="--", lw=0.8)
+        ax.axvline(r["warmup_s"], color="grey", ls=":", lw=0.8)
+        ax.set_ylabel("Mbit/s")
+        ax.set_ylim(0, cap * 1.1)
+        ax.set_title(f"{r['mode']}  (util {fmt(r['utilization'], '.2f')}, "
+                     f"jain {fmt(r['jain_index'], '.2f')})", fontsize=9, loc="left")
+        ax.grid(alpha=0.3)
+    axes[0, 0].legend(loc="upper right", fontsize=8, ncol=len(names))
+    axes[-1, 0].set_xlabel(f"time (s); bins of {sc.get('timeline_bin_s', 5)} s; "
+                           f"dashed = link capacity, dotted = end of warm-up")
+    fig.suptitle(f"Per-class throughput over time, {title} (cf. MSF-RS Fig. 8)")
+    fig.tight_layout()
+    p = os.path.join(run_dir, "throughput.png")
+    fig.savefig(p, dpi=110)
+    plt.close(fig)
+    written.append(p)
+
+    # 2. W, W+ and U over time (Fig. 11) for modes with a window
+    wr = [r for r in results if any("W_max" in e for e in r["timeline"])]
+    fig, axes = plt.subplots(max(1, len(wr)), 1, figsize=(9, 2.2 * max(1, len(wr)) + 1),
+                             sharex=True, squeeze=False)
+    if not wr:
+        axes[0, 0].text(0.5, 0.5, "no reqsched mode in this run (no window to show)",
+                        ha="center", va="center")
+        axes[0, 0].set_axis_off()
+    for ax, r in zip(axes[:, 0], wr):
+        ts = [e["t"] for e in r["timeline"] if "W_max" in e]
+        ax.step(ts, [e["W_max"] for e in r["timeline"] if "W_max" in e], where="post",
+                label="W+ (window)", color="tab:blue")
+        ax.plot(ts, [e["W"] for e in r["timeline"] if "W_max" in e], ".", ms=3,
+                label="W (outstanding)", color="tab:cyan")
+        ax.set_ylabel("responses")
+        ax2 = ax.twinx()
+        ax2.plot(ts, [e["U"] for e in r["timeline"] if "W_max" in e], color="tab:red",
+                 label="U (Squid)")
+        tl = [(e["t"], e["link_util"]) for e in r["timeline"] if "link_util" in e]
+        if tl:
+            ax2.plot([a for a, _ in tl], [b for _, b in tl], color="tab:orange", ls="--",
+                     label="link utilization (tbf)")
+        ax2.set_ylim(0, 1.2)
+        ax2.set_ylabel("utilization")
+        ax.set_title(r["mode"], fontsize=9, loc="left")
+        h1, l1 = ax.get_legend_handles_labels()
+        h2, l2 = ax2.get_legend_handles_labels()
+        ax.legend(h1 + h2, l1 + l2, fontsize=7, loc="lower right", ncol=2)
+        ax.grid(alpha=0.3)
+    axes[-1, 0].set_xlabel("time (s)")
+    fig.suptitle(f"Window W+ and utilization U over time, {title} (cf. MSF-RS Fig. 11)")
+    fig.tight_layout()
+    p = os.path.join(run_dir, "window.png")
+    fig.savefig(p, dpi=110)
+    plt.close(fig)
+    written.append(p)
+
+    # 3. latency decomposition per class and mode (Fig. 9)
+    fig, ax = plt.subplots(figsize=(max(8, 1.4 * len(results) * (len(names) + 1) / 2), 4.8))
+    groups = names + ["all"]
+    width = 0.8 / len(groups)
+    for gi, g in enumerate(groups):
+        waits, svcs = [], []
+        for r in results:
+            if g == "all":
+                w = r["queue_wait_ms"]["mean"] or 0.0
+                m = r["latency_ms"]["mean"] or 0.0
+            else:
+                c = next(c for c in r["classes"] if c["name"] == g)
+                w = c["queue_wait_ms"]["mean"] or 0.0
+                m = c["latency_ms"]["mean"] or 0.0
+            waits.append(w / 1000)
+            svcs.append(max(0.0, m - w) / 1000)
+        xs = [i + (gi - (len(groups) - 1) / 2) * width for i in range(len(results))]
+        col = colors.get(g, "dimgrey")
+        ax.bar(xs, waits, width, color=col, hatch="//", edgecolor="black", lw=0.4)
+        ax.bar(xs, svcs, width, bottom=waits, color=col, alpha=0.55, edgecolor="black", lw=0.4,
+               label=g)
+    ax.set_xticks(range(len(results)))
+    ax.set_xticklabels([r["mode"] for r in results])
+    ax.set_ylabel("mean latency (s)")
+    from matplotlib.patches import Patch
+    h, lab = ax.get_legend_handles_labels()
+    h += [Patch(facecolor="white", hatch="//", edgecolor="black"),
+          Patch(facecolor="white", edgecolor="black")]
+    lab += ["queue wait (hatched)", "service"]
+    ax.legend(h, lab, fontsize=8, ncol=3)
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_title(f"Mean latency = queue wait at the proxy + service, {title} (cf. Fig. 9)")
+    fig.tight_layout()
+    p = os.path.join(run_dir, "latency.png")
+    fig.savefig(p, dpi=110)
+    plt.close(fig)
+    written.append(p)
+
+    # 4. latency CDF per mode
+    fig, ax = plt.subplots(figsize=(8, 4.8))
+    for r in results:
+        xs = sorted(r["_latencies_ms"])
+        if xs:
+            ax.plot([x / 1000 for x in xs], [(i + 1) / len(xs) for i in range(len(xs))],
+                    label=f"{r['mode']} (mean {r['latency_ms']['mean'] / 1000:.2f} s)")
+    ax.set_xscale("log")
+    ax.set_xlabel("request latency, start to last byte (s, log scale)")
+    ax.set_ylabel("fraction of requests")
+    ax.set_title(f"Latency CDF per mode, {title}")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    p = os.path.join(run_dir, "latency_cdf.png")
+    fig.savefig(p, dpi=110)
+    plt.close(fig)
+    written.append(p)
+
+    # 5. achieved share vs weight share
+    fig, ax = plt.subplots(figsize=(max(7, 1.1 * len(results) + 3), 4))
+    width = 0.8 / len(names)
+    for ci, name in enumerate(names):
+        xs = [i + (ci - (len(names) - 1) / 2) * width for i in range(len(results))]
+        sh = [next(c for c in r["classes"] if c["name"] == name)["share"] for r in results]
+        tg = [next(c for c in r["classes"] if c["name"] == name)["target_share"] for r in results]
+        ax.bar(xs, sh, width, color=colors[name], label=f"{name} achieved")
+        ax.plot(xs, tg, "k_", ms=14, mew=2)
+    ax.plot([], [], "k_", ms=14, mew=2, label="weight share (target)")
+    ax.set_xticks(range(len(results)))
+    ax.set_xticklabels([r["mode"] for r in results])
+    ax.set_ylabel("share of received bytes")
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=8, ncol=2)
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_title(f"Class shares vs weights, {title}")
+    fig.tight_layout()
+    p = os.path.join(run_dir, "shares.png")
+    fig.savefig(p, dpi=110)
+    plt.close(fig)
+    written.append(p)
+    return written
+
+
+def make_report(run_dir: str, json_out: Optional[str] = None, plots: bool = True,
+                quiet: bool = False) -> list[dict]:
+    sc = json.load(open(os.path.join(run_dir, "scenario.json"), encoding="utf-8"))
+    results = []
+    for mode in sc["modes"]:
+        if os.path.exists(os.path.join(run_dir, safe(mode), "replay.json")):
+            results.append(analyse_mode(run_dir, mode, sc))
+    if not results:
+        raise FileNotFoundError(f"{run_dir}: no mode with replay.json")
+    text = table(results, sc, run_dir)
+    skipped_path = os.path.join(run_dir, "skipped.json")
+    if os.path.exists(skipped_path):
+        for s in json.load(open(skipped_path, encoding="utf-8")):
+            text += f"\nnot run: {s['reason']}"
+    with open(os.path.join(run_dir, "table.txt"), "w", encoding="utf-8") as f:
+        f.write(text + "\n")
+    if not quiet:
+        print(text, flush=True)
+    if plots:
+        files = draw_plots(results, sc, run_dir)
+        if not quiet:
+            print("plots: " + " ".join(os.path.basename(p) for p in files), flush=True)
+    clean = [{k: v for k, v in r.items() if not k.startswith("_")} for r in results]
+    for p in [os.path.join(run_dir, "report.json")] + ([json_out] if json_out else []):
+        with open(p, "w", encoding="utf-8") as f:
+            json.dump(clean, f, indent=1)
+    return clean
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    ap = argparse.ArgumentParser(prog="report", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("run_dir")
+    ap.add_argument("--json", help="also write the report JSON here")
+    ap.add_argument("--no-plots", action="store_true")
+    ap.add_argument("--quiet", action="store_true")
+    args = ap.parse_args(argv)
+    try:
+        make_report(args.run_dir, args.json, plots=not args.no_plots, quiet=args.quiet)
+    except (OSError, ValueError, KeyError) as e:
+        print(f"report: {args.run_dir}: {e}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,447 @@
+"""scripts/testbed: run a scenario on the namespace testbed in every gateway mode.
+
+  scripts/testbed run --scenario NAME | --spec FILE [--modes stock,msf,...]
+                      [--duration S] [--out DIR] [--json FILE]
+  scripts/testbed setup --id ID [--scenario NAME]   (build the network, leave it up)
+  scripts/testbed teardown --id ID | --all          (remove it and its processes)
+  scripts/testbed list                              (scenarios, and testbed namespaces up)
+
+One run = one network (ids rsXXXX), the same load and seed for every mode, modes
+one after another; results in results/<scenario>-<UTC timestamp>/<mode>/ and the
+report (table, report.json, PNGs) in the run directory.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pwd
+import random
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from typing import Optional
+
+from . import netns, scenario, squidconf
+from .netns import Topology
+from .scenario import ModeSpec, Scenario
+
+SCRIPTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TOP = os.path.dirname(SCRIPTS)
+PATCHED_SQUID = os.path.join(TOP, "build", "squid", "sbin", "squid")
+SQUID_USER = "nobody"
+
+
+def log(msg: str) -> None:
+    print(f"testbed: {msg}", file=sys.stderr, flush=True)
+
+
+class Interrupted(Exception):
+    pass
+
+
+def _raise_interrupt(signum, frame):
+    raise Interrupted(f"signal {signum}")
+
+
+class Sampler(threading.Thread):
+    """Samples the bottleneck tbf (every 0.5 s) and, for reqsched modes, the
+    request_sched cache manager page (every 1 s) until stopped."""
+
+    def __init__(self, topo: Topology, mode_dir: str, mgr: bool):
+        super().__init__(daemon=True)
+        self.topo, self.dir, self.mgr = topo, mode_dir, mgr
+        self.halt = threading.Event()
+        self.mgr_errors = 0
+
+    def run(self) -> None:
+        with open(os.path.join(self.dir, "tc.csv"), "w", encoding="utf-8") as tcf, \
+                open(os.path.join(self.dir, "mgr.jsonl"), "w", encoding="utf-8") as mf:
+            tcf.write("t_epoch,bytes,packets,drops,backlog,qlen\n")
+            last_mgr = 0.0
+            while not self.halt.is_set():
+                t = time.time()
+                q = self.topo.tc_stats()
+                if q:
+                    tcf.write(f"{t:.3f},{q.get('bytes', 0)},{q.get('packets', 0)},"
+                              f"{q.get('drops', 0)},{q.get('backlog', 0)},{q.get('qlen', 0)}\n")
+                    tcf.flush()
+                if self.mgr and t - last_mgr >= 1.0:
+                    last_mgr = t
+                    page = self.fetch_mgr()
+                    if page is not None:
+                        from .logparse import parse_mgr_page
+                        d = parse_mgr_page(page)
+                        d["t_epoch"] = t
+                        mf.write(json.dumps(d) + "\n")
+                        mf.flush()
+                self.halt.wait(0.5)
+
+    def fetch_mgr(self) -> Optional[str]:
+        argv = self.topo.exec_argv("gw", ["curl", "-s", "-m", "2", "-f",
+                                          "http://127.0.0.1:3128/squid-internal-mgr/request_sched"])
+        p = subprocess.run(argv, capture_output=True, text=True)
+        if p.returncode != 0:
+            self.mgr_errors += 1
+            return None
+        return p.stdout
+
+
+class Runner:
+    def __init__(self, sc: Scenario, out: str, run_id: str, squid: Optional[str],
+                 verbose: bool = False):
+        self.sc, self.out, self.id = sc, out, run_id
+        self.topo = Topology(run_id)
+        self.procs: list[subprocess.Popen] = []
+        self.verbose = verbose
+        self.patched = os.path.exists(PATCHED_SQUID) and os.access(PATCHED_SQUID, os.X_OK)
+        self.squid = squid or (PATCHED_SQUID if self.patched else None)
+        if squid:
+            self.patched = self.squid_has_reqsched(squid)
+        self.servers = [netns.server_addr(i) for i in range(sc.server_count)]
+        self.users: list[dict] = []
+        self.entries = None
+
+    @staticmethod
+    def squid_has_reqsched(path: str) -> bool:
+        """A squid binary knows request_scheduler iff -k parse accepts it."""
+        conf = f"/tmp/reqsched-probe-{os.getpid()}.conf"
+        with open(conf, "w", encoding="utf-8") as f:
+            f.write("http_port 127.0.0.1:1\nrequest_scheduler off\n")
+        p = subprocess.run([path, "-k", "parse", "-f", conf], capture_output=True, text=True)
+        os.unlink(conf)
+        return p.returncode == 0 and "request_scheduler" not in p.stderr
+
+    # -- preparation -----------------------------------------------------------
+    def prepare(self) -> None:
+        os.makedirs(self.out, exist_ok=True)
+        sc = self.sc
+        rng = random.Random(sc.seed)
+        for ci, c in enumerate(sc.classes):
+            for u in range(c.users):
+                self.users.append({"id": f"{c.name}-{u + 1}", "class": c.name,
+                                   "addr": netns.user_addr(ci, u), "pattern": c.pattern,
+                                   "parallel": c.parallel, "think_s": c.think_s,
+                                   "phases": [list(p) for p in c.phases]})
+        with open(os.path.join(self.out, "users.json"), "w", encoding="utf-8") as f:
+            json.dump({"users": self.users}, f, indent=1)
+        servers = {}
+        for s in self.servers:
+            lo, hi = sc.server_rate_bps
+            servers[s] = {"delay_ms": list(sc.server_delay_ms),
+                          "rate_bps": round(rng.uniform(lo, hi)) if hi > 0 else 0}
+        with open(os.path.join(self.out, "servers.json"), "w", encoding="utf-8") as f:
+            json.dump(servers, f, indent=1)
+        if sc.replay_log or sc.replay_urls:
+            from .logparse import ParseStats
+            from .replay import load_entries, write_size_map
+            stats = ParseStats()
+            self.entries = load_entries(self.resolve(sc.replay_log), self.resolve(sc.replay_urls),
+                                        self.servers, stats)
+            write_size_map(self.entries, os.path.join(self.out, "sizes.map"))
+            log(f"replay log: {stats.parsed} URLs, {stats.skipped} malformed lines skipped")
+        with open(os.path.join(self.out, "scenario.json"), "w", encoding="utf-8") as f:
+            json.dump(sc.to_json(), f, indent=1, default=str)
+
+    def resolve(self, p: Optional[str]) -> Optional[str]:
+        if not p or os.path.isabs(p):
+            return p
+        for base in (os.path.dirname(self.sc.source or "."), TOP, os.getcwd()):
+            if os.path.exists(os.path.join(base, p)):
+                return os.path.join(base, p)
+        raise scenario.ScenarioError(f"replay input {p!r} not found")
+
+    def setup_network(self) -> dict:
+        sc = self.sc
+        self.topo.setup([c.users for c in sc.classes], sc.server_count, sc.downlink_bps,
+                        sc.uplink_bps, sc.rtt_ms, sc.queue_bdp)
+        return self.topo.shape(sc.downlink_bps, sc.uplink_bps, sc.rtt_ms, sc.queue_bdp)
+
+    # -- processes -------------------------------------------------------------
+    def spawn(self, role: str, argv: list[str], logfile: str) -> subprocess.Popen:
+        f = open(logfile, "w", encoding="utf-8")
+        env = dict(os.environ, PYTHONPATH=SCRIPTS, PYTHONUNBUFFERED="1")
+        p = subprocess.Popen(self.topo.exec_argv(role, argv), stdout=f, stderr=subprocess.STDOUT,
+                             env=env, start_new_session=True)
+        self.procs.append(p)
+        return p
+
+    def stop(self, p: subprocess.Popen, sig: int = signal.SIGTERM, wait: float = 5.0) -> None:
+        if p.poll() is None:
+            try:
+                p.send_signal(sig)
+                p.wait(wait)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(2)
+        if p in self.procs:
+            self.procs.remove(p)
+
+    def stop_all(self) -> None:
+        for p in list(self.procs):
+            self.stop(p, wait=3.0)
+
+    def wait_proxy(self, timeout: float = 30.0) -> bool:
+        """The proxy answers a tiny request through the whole path."""
+        url = f"http://{self.servers[0]}/ready?size=1"
+        argv = self.topo.exec_argv("cli", ["curl", "-s", "-o", "/dev/null", "-m", "3",
+                                           "-w", "%{http_code}", "-x", "10.10.0.1:3128", url])
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            p = subprocess.run(argv, capture_output=True, text=True)
+            if p.stdout.strip() == "200":
+                return True
+            time.sleep(0.5)
+        return False
+
+    @staticmethod
+    def cpu_seconds(pid: int) -> Optional[float]:
+        try:
+            with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            return None
+
+    # -- one mode --------------------------------------------------------------
+    def run_mode(self, mode: ModeSpec, duration: float) -> dict:
+        sc = self.sc
+        mdir = os.path.join(self.out, safe_name(mode.name))
+        if os.path.isdir(mdir):
+            shutil.rmtree(mdir)
+        os.makedirs(mdir)
+        pw = pwd.getpwnam(SQUID_USER)
+        os.chown(mdir, pw.pw_uid, pw.pw_gid)
+        info: dict = {"mode": mode.name, "kind": mode.kind, "squid": self.squid,
+                      "duration_s": duration}
+        conf = squidconf.write(sc, mode, mdir, SQUID_USER, self.patched)
+        origin = [sys.executable, os.path.join(SCRIPTS, "origin"), "--listen", "0.0.0.0:80",
+                  "--server-config", os.path.join(self.out, "servers.json"),
+                  "--seed", str(sc.seed), "--mu", str(sc.size_mu), "--sigma", str(sc.size_sigma),
+                  "--max-runtime", str(duration + 600)]
+        if self.entries:
+            origin += ["--size-map", os.path.join(self.out, "sizes.map")]
+        op = self.spawn("srv", origin, os.path.join(mdir, "origin.log"))
+        if mode.kind == "htb":
+            self.topo.htb_on(0.95 * sc.downlink_bps, [c.weight for c in sc.classes])
+        sq = self.spawn("gw", [self.squid, "-N", "-f", conf], os.path.join(mdir, "squid.out"))
+        try:
+            if not self.wait_proxy():
+                raise RuntimeError(f"squid did not come up; see {mdir}/cache.log and squid.out")
+            time.sleep(0.5)
+            cpu0 = self.cpu_seconds(sq.pid) or 0.0
+            sampler = Sampler(self.topo, mdir, mode.kind == "reqsched")
+            sampler.start()
+            cross = []
+            if sc.cross_rate_bps > 0:
+                cross.append(self.spawn("cli", [sys.executable, "-m", "reqsched_tools.cbr", "sink",
+                                                "--bind", f"{netns.CROSS_SINK}:9",
+                                                "--duration", str(duration + 5)],
+                                        os.path.join(mdir, "cbr-sink.log")))
+                cross.append(self.spawn("srv", [
+                    sys.executable, "-m", "reqsched_tools.cbr", "send", "--src", netns.CROSS_SOURCE,
+                    "--dst", f"{netns.CROSS_SINK}:9", "--rate-bps", str(sc.cross_rate_bps),
+                    "--period-s", str(sc.cross_period_s), "--start-s", str(sc.cross_start_s),
+                    "--duration", str(duration), "--log", os.path.join(mdir, "cbr.log")],
+                    os.path.join(mdir, "cbr-send.out")))
+            replay = [sys.executable, os.path.join(SCRIPTS, "replay"),
+                      "--users-file", os.path.join(self.out, "users.json"),
+                      "--proxy", f"{netns.GW_LAN}:{netns.PROXY_PORT}",
+                      "--servers", ",".join(self.servers), "--mu", str(sc.size_mu),
+                      "--sigma", str(sc.size_sigma), "--duration", str(duration),
+                      "--seed", str(sc.seed), "--out", mdir, "--bin-s", "1"]
+            if sc.replay_log:
+                replay += ["--access-log", self.resolve(sc.replay_log)]
+            elif sc.replay_urls:
+                replay += ["--url-list", self.resolve(sc.replay_urls)]
+            rp = subprocess.Popen(self.topo.exec_argv("cli", replay), stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True,
+                                  env=dict(os.environ, PYTHONUNBUFFERED="1"),
+                                  start_new_session=True)
+            self.procs.append(rp)
+            with open(os.path.join(mdir, "replay.log"), "w", encoding="utf-8") as rl:
+                assert rp.stdout is not None
+                for line in rp.stdout:
+                    rl.write(line)
+                    print(f"  [{mode.name}] {line.rstrip()}", file=sys.stderr, flush=True)
+            rp.wait(duration + 120)
+            self.procs.remove(rp)
+            cpu1 = self.cpu_seconds(sq.pid)
+            sampler.halt.set()
+            sampler.join(5)
+            info["squid_cpu_s"] = round(cpu1 - cpu0, 3) if cpu1 is not None else None
+            info["replay_rc"] = rp.returncode
+            info["mgr_fetch_errors"] = sampler.mgr_errors
+            for p in cross:
+                self.stop(p)
+            if rp.returncode not in (0,):
+                raise RuntimeError(f"replay exited with {rp.returncode}; see {mdir}/replay.log")
+        finally:
+            self.stop(sq, signal.SIGTERM, 10.0)
+            self.stop(op)
+            if mode.kind == "htb":
+                self.topo.htb_off()
+        with open(os.path.join(mdir, "run.json"), "w", encoding="utf-8") as f:
+            json.dump(info, f, indent=1)
+        return info
+
+
+def safe_name(mode: str) -> str:
+    return re.sub(r"[^A-Za-z0-9+._-]", "_", mode)
+
+
+def new_run_id() -> str:
+    return "rs" + "".join(random.choice("0123456789abcdef") for _ in range(5))
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    if os.geteuid() != 0:
+        log("needs root (network namespaces, tc)")
+        return 2
+    try:
+        sc = scenario.load(args.scenario, args.spec)
+        if args.modes:
+            sc.modes = [scenario.parse_mode(m, sc.reqsched_window, sc.reqsched_target_utilization)
+                        for m in args.modes.split(",") if m.strip()]
+        if args.duration:
+            sc.warmup_s = min(sc.warmup_s, args.duration / 4)
+            sc.duration_s = args.duration
+            for c in sc.classes:
+                c.phases = [(min(a, args.duration), min(b, args.duration)) for a, b in c.phases]
+    except scenario.ScenarioError as e:
+        log(f"bad scenario: {e}")
+        return 2
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    out = os.path.abspath(args.out or os.path.join(TOP, "results", f"{sc.name}-{stamp}"))
+    run_id = args.id or new_run_id()
+    runner = Runner(sc, out, run_id, args.squid)
+    old = {s: signal.signal(s, _raise_interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
+    results = {}
+    rc = 0
+    try:
+        if runner.squid is None:
+            log(f"no Squid: {PATCHED_SQUID} is missing (run `make squid`) and no --squid given")
+            return 2
+        log(f"run {run_id}: scenario {sc.name}, {len(sc.modes)} modes x {sc.duration_s:.0f}s, "
+            f"squid {runner.squid}{'' if runner.patched else ' (no request_scheduler)'} -> {out}")
+        runner.prepare()
+        shaping = runner.setup_network()
+        with open(os.path.join(out, "network.json"), "w", encoding="utf-8") as f:
+            json.dump({"run_id": run_id, "namespaces": runner.topo.ns, "shaping": shaping}, f,
+                      indent=1)
+        skipped = []
+        for i, mode in enumerate(sc.modes):
+            if mode.needs_patched_squid and not runner.patched:
+                msg = (f"mode {mode.name} skipped: needs the patched Squid ({PATCHED_SQUID} "
+                       f"with request_scheduler; run `make squid`)")
+                log(msg)
+                skipped.append({"mode": mode.name, "reason": msg})
+                continue
+            log(f"mode {i + 1}/{len(sc.modes)}: {mode.name} for {sc.duration_s:.0f}s")
+            try:
+                results[mode.name] = runner.run_mode(mode, sc.duration_s)
+            except (RuntimeError, OSError, netns.NetError) as e:
+                log(f"mode {mode.name} failed: {e}")
+                skipped.append({"mode": mode.name, "reason": f"failed: {e}"})
+                rc = 1
+            time.sleep(2.0)      # let the bottleneck queue drain between modes
+        with open(os.path.join(out, "skipped.json"), "w", encoding="utf-8") as f:
+            json.dump(skipped, f, indent=1)
+    except Interrupted as e:
+        log(f"interrupted ({e}); tearing down")
+        rc = 130
+    except (netns.NetError, OSError, scenario.ScenarioError) as e:
+        log(f"error: {e}")
+        rc = 1
+    finally:
+        runner.stop_all()
+        runner.topo.teardown()
+        for s, h in old.items():
+            signal.signal(s, h)
+    if rc == 130:
+        return rc
+    if not results:
+        log("no mode ran; nothing to report")
+        return rc or 1
+    from . import report
+    try:
+        report.make_report(out, json_out=args.json, plots=not args.no_plots)
+    except Exception as e:  # the raw data stays in the run directory either way
+        log(f"report failed: {e!r}; raw data in {out}")
+        return 1
+    log(f"results in {out}")
+    return rc
+
+
+def cmd_setup(args: argparse.Namespace) -> int:
+    sc = scenario.load(args.scenario)
+    topo = Topology(args.id)
+    topo.setup([c.users for c in sc.classes], sc.server_count, sc.downlink_bps, sc.uplink_bps,
+               sc.rtt_ms, sc.queue_bdp)
+    log(f"namespaces up: {' '.join(topo.ns.values())} (teardown: scripts/testbed teardown "
+        f"--id {args.id})")
+    return 0
+
+
+def cmd_teardown(args: argparse.Namespace) -> int:
+    ids = set()
+    if args.all:
+        ids = {n.rsplit("-", 1)[0] for n in netns.existing_namespaces()
+               if re.fullmatch(r"rs[0-9a-f]{5}-(cli|gw|isp|srv)", n)}
+    if args.id:
+        ids.add(args.id)
+    for i in sorted(ids):
+        Topology(i).teardown()
+        log(f"removed {i}")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    for f in sorted(os.listdir(scenario.SCENARIO_DIR)):
+        if f.endswith((".toml", ".json")):
+            sc = scenario.load(spec=os.path.join(scenario.SCENARIO_DIR, f))
+            print(f"{os.path.splitext(f)[0]:20s} {sc.description}")
+    up = [n for n in netns.existing_namespaces() if re.fullmatch(r"rs[0-9a-f]{5}-\w+", n)]
+    if up:
+        print("testbed namespaces up: " + " ".join(up))
+    return 0
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    ap = argparse.ArgumentParser(prog="testbed", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="run a scenario in every mode and report")
+    g = r.add_mutually_exclusive_group(required=True)
+    g.add_argument("--scenario", help="name in scripts/scenarios/")
+    g.add_argument("--spec", help="scenario file (TOML or JSON)")
+    r.add_argument("--modes", help="comma-separated: stock,delay-pools,htb,msf,rfq,drr,msf+sff, "
+                                   "POLICY[+sff][:WINDOW][@U]")
+    r.add_argument("--duration", type=float, help="override duration_s (phases are clipped)")
+    r.add_argument("--out", help="run directory (default results/<scenario>-<timestamp>)")
+    r.add_argument("--json", help="also write the report JSON here")
+    r.add_argument("--squid", help="squid binary (default build/squid/sbin/squid)")
+    r.add_argument("--id", help="run id / namespace prefix (default random rsXXXXX)")
+    r.add_argument("--no-plots", action="store_true")
+    s = sub.add_parser("setup", help="create the network only")
+    s.add_argument("--id", required=True)
+    s.add_argument("--scenario", default="field-trial")
+    t = sub.add_parser("teardown", help="remove a run's namespaces and processes")
+    t.add_argument("--id")
+    t.add_argument("--all", action="store_true", help="every rsXXXXX testbed left over")
+    sub.add_parser("list", help="scenarios and live testbeds")
+    args = ap.parse_args(argv)
+    try:
+        return {"run": cmd_run, "setup": cmd_setup, "teardown": cmd_teardown,
+                "list": cmd_list}[args.cmd](args)
+    except scenario.ScenarioError as e:
+        log(f"bad scenario: {e}")
+        return 2
+    except netns.NetError as e:
+        log(str(e))
+        return 1
