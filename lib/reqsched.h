@@ -120,6 +120,10 @@ struct rs_req_info {
 	uint64_t est_size;
 };
 uint64_t rs_hash(const void *data, size_t len);	/* FNV-1a, never 0 */
+/* The response size the scheduler would assume for a request with info
+ * (URL -> host -> content type history, else default_size). */
+uint64_t rs_estimate_size(const struct rs_sched *s,
+			  const struct rs_req_info *info);
 
 /* Queue a request. On success *id is set and the release callback may fire
  * before this returns. info may be NULL. */

@@ -534,6 +534,12 @@ size_t rs_expire(struct rs_sched *s, rs_time_ns now, rs_time_ns max_wait,
 	return done;
 }
 
+uint64_t rs_estimate_size(const struct rs_sched *s,
+			  const struct rs_req_info *info)
+{
+	return s ? rs_est_size(&s->est, info) : 0;
+}
+
 /* ---- statistics ---- */
 
 void rs_stats(const struct rs_sched *s, struct rs_stats *st)
