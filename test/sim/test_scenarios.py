@@ -59,3 +59,28 @@ def test_latency_eq4_6_exact_and_simulated(scenario) -> None:
         assert m["fig5"][f"{2 * w}/{w}"] == 0.75       # "reduce 25 %"
     assert all(v <= 1.0 for v in m["fig5"].values())  # Fig. 5: always < = 1
     assert m["batch_max_error"] < 1e-6
+
+
+BIASES = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
+
+
+def test_compensation_restores_fairness(scenario) -> None:
+    # RQS Fig. 15 with the thesis's fixed response sizes: 1:1:1 for every
+    # bias once the deficit is compensated (within 10 %).
+    sh = scenario("compensation")["metrics"]["shares"]
+    for b in BIASES:
+        assert sh[f"rqs/1/{b}"][0] == pytest.approx(1 / 3, rel=0.10), (b, sh[f"rqs/1/{b}"])
+
+
+def test_no_compensation_follows_the_bias(scenario) -> None:
+    # RQS Fig. 14: overestimated class 1 gets less, underestimated more.
+    sh = scenario("compensation")["metrics"]["shares"]
+    c1 = [sh[f"rqs/0/{b}"][0] for b in BIASES]
+    assert c1 == sorted(c1, reverse=True), c1
+    assert c1[0] > 0.5 and c1[-1] < 0.15, c1
+
+
+def test_sff_speeds_up_short_responses_without_starving_bulk(scenario) -> None:
+    m = scenario("sff")["metrics"]
+    assert m["with"]["short"][0] < 0.8 * m["without"]["short"][0], m
+    assert m["with"]["bulk_kbps"] > 0.8 * m["without"]["bulk_kbps"], m
