@@ -29,6 +29,7 @@ enum rs_state {
 
 #define RS_RF_FIRST_BYTE 0x01	/* rs_on_first_byte() seen */
 #define RS_RF_SIZE_KNOWN 0x02	/* drr compensation applied */
+#define RS_RF_HOLDS_BW 0x04	/* rtc: holds req.bw out of the link */
 
 /* One request. Kept small: it is the per-queued-request memory cost. */
 struct rs_req {
@@ -180,7 +181,9 @@ struct rs_sched {
 	/* rtc */
 	struct rs_heap h_ft;	/* released/scheduled requests by ft */
 	struct rs_heap h_rel;	/* scheduled requests by planned release */
-	double bw_avail;	/* bytes/s not promised to responses */
+	double bw_avail;	/* BW: bytes/s not promised to responses */
+	uint32_t bw_holders;	/* requests holding bandwidth */
+	rs_time_ns bw_time;	/* T_minFT: when bw_avail is available */
 	uint32_t held;		/* request dequeued by the policy, or RS_NIL */
 
 	struct rs_est est;

@@ -1,13 +1,43 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * rtc.c - RQS release-time controller (placeholder until step 3: the
- * controller is rejected by rs_config_check()).
+ * rtc.c - RQS release-time controller (RTC, thesis Fig. 3) and the timing
+ * half of the response recorder (RR, Fig. 5/8).
+ *
+ * Bandwidth, not a window, limits the releases. Every released or
+ * scheduled request holds its estimated rate req.BW (bytes/s) out of the
+ * link's C * U+; H_FT orders them by estimated finishing time req.FT, and
+ * H_RELEASE orders scheduled requests by their planned release time.
+ *
+ * RTC invocation at time now (paper: at T_minFT - T_lookahead, and when a
+ * request arrives at an idle scheduler; here also after any event, which
+ * only evaluates the same admission test earlier):
+ *   1. while HEAD(H_FT).FT - T_lookahead <= now: T_minFT = HEAD(H_FT).FT,
+ *      pop every request with FT == T_minFT, BW += req.BW   (first loop)
+ *   2. while HEAD(Q_RPC).BW <= BW: req = DEQUEUE(Q_RPC); BW -= req.BW;
+ *      req.release = T_minFT - req.D (never before now); INSERT(H_RELEASE),
+ *      INSERT(H_FT) with FT = release + D + SIZE/BW       (second loop)
+ *   3. release every request of H_RELEASE whose time has come.
+ * Q_RPC is the selection policy (msf, rfq or drr); its head, once taken
+ * from the policy, is "held" until the bandwidth is there.
+ * RR: at the first byte FT = now + SIZE/BW with the real size when the
+ * Content-Length is known; H_FT is fixed. A response that ends before it
+ * was popped gives its BW back at once.
+ * T_lookahead = decaying maximum of measured Delay_resp (estimator.c);
+ * req.D and req.BW come from the host's history, else the global averages,
+ * else D = 0 and BW = C * U+ (one response may fill the link: W+_0 = 1).
+ *
+ * Deviations, all documented in doc/lib.md: "<=" instead of "<" in the
+ * second loop (a request estimated at the full link rate could never be
+ * admitted otherwise); BW is reset to C * U+ whenever no request holds
+ * bandwidth (removes floating point drift, keeps the loop live).
  */
 #include "internal.h"
 
 static bool ft_less(const struct rs_sched *s, uint32_t a, uint32_t b)
 {
-	return s->req[a].ft < s->req[b].ft;
+	if (s->req[a].ft != s->req[b].ft)
+		return s->req[a].ft < s->req[b].ft;
+	return a < b;
 }
 
 static void ft_setpos(struct rs_sched *s, uint32_t r, uint32_t pos)
@@ -17,7 +47,9 @@ static void ft_setpos(struct rs_sched *s, uint32_t r, uint32_t pos)
 
 static bool rel_less(const struct rs_sched *s, uint32_t a, uint32_t b)
 {
-	return s->req[a].t_rel < s->req[b].t_rel;
+	if (s->req[a].t_rel != s->req[b].t_rel)
+		return s->req[a].t_rel < s->req[b].t_rel;
+	return a < b;
 }
 
 static void rel_setpos(struct rs_sched *s, uint32_t r, uint32_t pos)
@@ -28,35 +60,173 @@ static void rel_setpos(struct rs_sched *s, uint32_t r, uint32_t pos)
 const struct rs_heap_ops rs_ft_ops = { ft_less, ft_setpos };
 const struct rs_heap_ops rs_rel_ops = { rel_less, rel_setpos };
 
+static double full_bw(const struct rs_sched *s)
+{
+	return (double)s->cfg.link_bps / 8.0 * s->cfg.target_util;
+}
+
 void rs_rtc_init(struct rs_sched *s)
 {
 	s->held = RS_NIL;
-	s->bw_avail = 0;
+	s->bw_avail = full_bw(s);
+	s->bw_holders = 0;
+	s->bw_time = 0;
+}
+
+static rs_time_ns lookahead(const struct rs_sched *s)
+{
+	return (rs_time_ns)s->est.delay_peak;
+}
+
+static rs_time_ns xfer_ns(uint64_t size, double bw)
+{
+	double ns = (double)size / bw * (double)RS_NSEC_PER_SEC;
+
+	return ns > 1e18 ? (rs_time_ns)1e18 : (rs_time_ns)ns;
+}
+
+/* Estimates of a request taken from the policy: BW and D. */
+static void estimate(struct rs_sched *s, struct rs_req *q)
+{
+	double rate, delay, full = full_bw(s);
+
+	rs_est_path(&s->est, q->host_key, &rate, &delay);
+	q->bw = rate > 0 && rate < full ? rate : full;
+	q->delay = delay > 0 ? (rs_time_ns)delay : 0;
+}
+
+static void give_back(struct rs_sched *s, uint32_t r)
+{
+	struct rs_req *q = &s->req[r];
+
+	if (!(q->flags & RS_RF_HOLDS_BW))
+		return;
+	q->flags &= (uint8_t)~RS_RF_HOLDS_BW;
+	if (q->hpos_ft != RS_NIL)
+		rs_heap_remove(s, &s->h_ft, &rs_ft_ops, q->hpos_ft);
+	s->bw_avail += q->bw;
+	if (--s->bw_holders == 0)
+		s->bw_avail = full_bw(s);
+}
+
+/* First loop: bandwidth of the responses finishing first comes back. */
+static void pop_finished(struct rs_sched *s, rs_time_ns now)
+{
+	rs_time_ns la = lookahead(s);
+
+	while (s->h_ft.n) {
+		uint32_t r = rs_heap_top(&s->h_ft);
+		rs_time_ns tmin = s->req[r].ft;
+
+		if (tmin > now && tmin - now > la)
+			break;
+		do {
+			struct rs_req *q = &s->req[r];
+
+			rs_heap_remove(s, &s->h_ft, &rs_ft_ops, 0);
+			q->flags &= (uint8_t)~RS_RF_HOLDS_BW;
+			s->bw_avail += q->bw;
+			if (--s->bw_holders == 0)
+				s->bw_avail = full_bw(s);
+			r = rs_heap_top(&s->h_ft);
+		} while (r != RS_NIL && s->req[r].ft == tmin);
+		if (tmin > s->bw_time)
+			s->bw_time = tmin;
+	}
+}
+
+/* Second loop: admit the policy's next requests while bandwidth lasts. */
+static void admit(struct rs_sched *s, rs_time_ns now)
+{
+	for (;;) {
+		uint32_t r = s->held;
+		struct rs_req *q;
+		rs_time_ns at = s->bw_time > now ? s->bw_time : now;
+
+		if (r == RS_NIL) {
+			r = rs_policy_select(s);
+			if (r == RS_NIL)
+				return;
+			q = &s->req[r];
+			q->state = RS_ST_HELD;
+			s->cls[q->cls].pending++;
+			estimate(s, q);
+			s->held = r;
+		}
+		q = &s->req[r];
+		if (q->bw > s->bw_avail)
+			return;
+		s->held = RS_NIL;
+		s->bw_avail -= q->bw;
+		s->bw_holders++;
+		q->flags |= RS_RF_HOLDS_BW;
+		q->state = RS_ST_SCHEDULED;
+		q->t_rel = at > now + q->delay ? at - q->delay : now;
+		q->ft = q->t_rel + q->delay + xfer_ns(q->est_size, q->bw);
+		rs_heap_push(s, &s->h_rel, &rs_rel_ops, r);
+		rs_heap_push(s, &s->h_ft, &rs_ft_ops, r);
+	}
+}
+
+static void release_due(struct rs_sched *s, rs_time_ns now)
+{
+	while (s->h_rel.n) {
+		uint32_t r = rs_heap_top(&s->h_rel);
+
+		if (s->req[r].t_rel > now)
+			return;
+		rs_heap_remove(s, &s->h_rel, &rs_rel_ops, 0);
+		s->cls[s->req[r].cls].pending--;
+		rs_do_release(s, r, now);
+	}
 }
 
 void rs_rtc_run(struct rs_sched *s, rs_time_ns now)
 {
-	(void)s;
-	(void)now;
+	if (s->bw_time < now)
+		s->bw_time = now;
+	pop_finished(s, now);
+	admit(s, now);
+	release_due(s, now);
 }
 
+/* RR: the first byte arrived; recompute FT with the real size if known. */
 void rs_rtc_first_byte(struct rs_sched *s, uint32_t r, uint64_t size,
 		       rs_time_ns now)
 {
-	(void)s;
-	(void)r;
-	(void)size;
-	(void)now;
+	struct rs_req *q = &s->req[r];
+
+	if (q->hpos_ft == RS_NIL)
+		return;		/* already popped: its bandwidth is promised */
+	q->ft = now + xfer_ns(size, q->bw);
+	rs_heap_fix(s, &s->h_ft, &rs_ft_ops, q->hpos_ft);
 }
 
+/* The request ends or leaves before release: free what it holds. */
 void rs_rtc_forget(struct rs_sched *s, uint32_t r)
 {
-	(void)s;
-	(void)r;
+	struct rs_req *q = &s->req[r];
+
+	if (q->hpos_rel != RS_NIL)
+		rs_heap_remove(s, &s->h_rel, &rs_rel_ops, q->hpos_rel);
+	give_back(s, r);
 }
 
 rs_time_ns rs_rtc_deadline(const struct rs_sched *s)
 {
-	(void)s;
-	return UINT64_MAX;
+	rs_time_ns t = UINT64_MAX, la;
+
+	if (s->cfg.controller != RS_WIN_RTC)
+		return t;
+	if (s->h_rel.n)
+		t = s->req[rs_heap_top(&s->h_rel)].t_rel;
+	if (s->h_ft.n) {
+		rs_time_ns ft = s->req[rs_heap_top(&s->h_ft)].ft;
+
+		la = lookahead(s);
+		ft = ft > la ? ft - la : 0;
+		if (ft < t)
+			t = ft;
+	}
+	return t;
 }

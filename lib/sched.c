@@ -67,8 +67,6 @@ int rs_config_check(const struct rs_config *cfg)
 		return RS_EINVAL;
 	if (cfg->sff_alpha < 1)
 		return RS_EINVAL;
-	if (cfg->controller == RS_WIN_RTC)
-		return RS_EINVAL;	/* not implemented yet */
 	return 0;
 }
 
@@ -291,6 +289,10 @@ int rs_enqueue(struct rs_sched *s, int cls, uint64_t user,
 		return RS_EFULL;
 	}
 	if (req_reserve(s) || rs_users_reserve(&s->users))
+		return RS_ENOMEM;
+	if (s->cfg.controller == RS_WIN_RTC &&
+	    (rs_heap_reserve(&s->h_ft, s->nreq + 1) ||
+	     rs_heap_reserve(&s->h_rel, s->nreq + 1)))
 		return RS_ENOMEM;
 	advance(s, now);
 	rs_users_expire(s, now);

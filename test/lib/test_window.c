@@ -108,6 +108,71 @@ START_TEST(fixed_window)
 }
 END_TEST
 
+/* End the oldest outstanding request after giving it `bytes` bytes. */
+static void end_oldest(struct rs_sched *s, struct rec *rec, int *cursor,
+		       uint64_t bytes, rs_time_ns t)
+{
+	rs_id id = rec->id[(*cursor)++];
+
+	ck_assert_int_eq(rs_on_bytes(s, id, bytes, t), 0);
+	ck_assert_int_eq(rs_on_end(s, id, false, t), 0);
+}
+
+/* wrc-aimd, F = 2, U+ = 0.98, link 1,000,000 bytes/s, backlogged:
+ * interval = F * W+ completions. */
+START_TEST(wrc_aimd_sequence)
+{
+	struct rec rec = { 0 };
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_WRC_AIMD);
+	struct rs_sched *s;
+	int cur = 0, i;
+
+	cfg.F = 2;
+	s = rs_new(&cfg, rec_release, &rec);
+	rs_class_add(s, "c", 1);
+	for (i = 0; i < 200; i++)
+		enq(s, 0, 1, 0, 0);
+	ck_assert_uint_eq(gstats(s).W, 1);
+	end_oldest(s, &rec, &cur, 100000, 1 * SEC);	/* 1 of 2 */
+	ck_assert_double_eq(gstats(s).W_max, 1);
+	end_oldest(s, &rec, &cur, 100000, 2 * SEC);	/* U = 0.1 < 0.49 */
+	ck_assert_double_eq(gstats(s).W_max, 2);	/* fast start: x2 */
+	ck_assert_uint_eq(gstats(s).W, 2);
+	for (i = 0; i < 4; i++)				/* U = 0.3 < 0.49 */
+		end_oldest(s, &rec, &cur, 75000, 3 * SEC);
+	ck_assert_double_eq(gstats(s).W_max, 4);
+	for (i = 0; i < 8; i++)				/* U = 0.8: +1 */
+		end_oldest(s, &rec, &cur, 100000, 4 * SEC);
+	ck_assert_double_eq(gstats(s).W_max, 5);
+	ck_assert_double_eq_tol(gstats(s).U, 0.8, 1e-12);
+	for (i = 0; i < 10; i++)			/* U = 1.5: -1 */
+		end_oldest(s, &rec, &cur, 150000, 5 * SEC);
+	ck_assert_double_eq(gstats(s).W_max, 4);
+	ck_assert_uint_eq(gstats(s).W, 4);
+	rs_free(s);
+}
+END_TEST
+
+/* wrc-aimd changes nothing when the window was not the limit. */
+START_TEST(wrc_aimd_only_when_limited)
+{
+	struct rec rec = { 0 };
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_WRC_AIMD);
+	struct rs_sched *s;
+	int cur = 0, i;
+
+	cfg.F = 2;
+	s = rs_new(&cfg, rec_release, &rec);
+	rs_class_add(s, "c", 1);
+	for (i = 0; i < 4; i++) {	/* one request at a time: never waits */
+		enq(s, 0, 1, 0, (rs_time_ns)i * SEC);
+		end_oldest(s, &rec, &cur, 1000, (rs_time_ns)i * SEC + 1);
+	}
+	ck_assert_double_eq(gstats(s).W_max, 1);
+	rs_free(s);
+}
+END_TEST
+
 Suite *suite_window(void)
 {
 	Suite *s = suite_create("window");
@@ -116,6 +181,8 @@ Suite *suite_window(void)
 	tcase_add_test(tc, wrc_mult_sequence);
 	tcase_add_test(tc, wrc_mult_bounds);
 	tcase_add_test(tc, fixed_window);
+	tcase_add_test(tc, wrc_aimd_sequence);
+	tcase_add_test(tc, wrc_aimd_only_when_limited);
 	suite_add_tcase(s, tc);
 	return s;
 }
