@@ -145,6 +145,16 @@ expect_eq "-t with a malformed line exits 1" "$?" "1"
 put_map '10.0.0.0/8 silver'
 expect_eq "-l lookup" "$(timeout 5 "$BIN" -l 10.1.1.1 "$MAP" 2>/dev/null)" "silver"
 
+echo "e2e: the cookbook's example mapping file"
+EXAMPLE=$(dirname "$(readlink -f "$0")")/../../squid-conf/reqsched-classes.map
+timeout 5 "$BIN" -t "$EXAMPLE" 2>"$TMP/example.err"
+expect_eq "example map has no malformed line" "$?" "0"
+expect_eq "example: print server"  "$(timeout 5 "$BIN" -l 10.10.2.250 "$EXAMPLE" 2>/dev/null)" "bronze"
+expect_eq "example: staff"         "$(timeout 5 "$BIN" -l 10.10.2.7 "$EXAMPLE" 2>/dev/null)" "silver"
+expect_eq "example: mgmt IPv6"     "$(timeout 5 "$BIN" -l 2001:db8:10:1::99 "$EXAMPLE" 2>/dev/null)" "gold"
+expect_eq "example: login"         "$(timeout 5 "$BIN" -l alice "$EXAMPLE" 2>/dev/null)" "gold"
+expect_eq "example: default"       "$(timeout 5 "$BIN" -l 192.0.2.1 "$EXAMPLE" 2>/dev/null)" "bronze"
+
 if [ "$fails" -ne 0 ]; then
 	echo "e2e: $fails failure(s)"
 	exit 1
