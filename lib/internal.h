@@ -222,7 +222,9 @@ uint32_t rs_users_get(struct rs_sched *s, uint32_t cls, uint64_t key,
 uint32_t rs_users_find(const struct rs_users *u, uint32_t cls, uint64_t key);
 void rs_users_put(struct rs_sched *s, uint32_t idx, rs_time_ns now);
 void rs_users_expire(struct rs_sched *s, rs_time_ns now);
-void rs_users_rekey(struct rs_sched *s, const uint32_t *cls_map);
+int rs_users_reserve_n(struct rs_users *u, uint32_t n);
+uint32_t rs_users_insert(struct rs_users *u, uint32_t cls, uint64_t key);
+void rs_users_idle_add(struct rs_users *u, uint32_t idx);
 
 /* policy.c: msf / rfq service counters and the ready/active heaps */
 void rs_sc_class_activate(struct rs_sched *s, uint32_t c);
@@ -282,10 +284,13 @@ void rs_rtc_run(struct rs_sched *s, rs_time_ns now);
 void rs_rtc_first_byte(struct rs_sched *s, uint32_t r, uint64_t size,
 		       rs_time_ns now);
 void rs_rtc_forget(struct rs_sched *s, uint32_t r);	/* cancel/end */
+void rs_rtc_adopt(struct rs_sched *s, uint32_t r, rs_time_ns now);
 rs_time_ns rs_rtc_deadline(const struct rs_sched *s);
 
 /* sched.c helpers */
 int rs_class_reserve(struct rs_sched *s, uint32_t n);
+void rs_class_init(struct rs_class *k, char *name, double weight);
+bool rs_weight_ok(double w);
 static inline struct rs_class *rs_cls(struct rs_sched *s, uint32_t c)
 {
 	return &s->cls[c];

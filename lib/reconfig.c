@@ -1,14 +1,321 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* reconfig.c - rs_reconfigure() (placeholder: not implemented yet). */
+/*
+ * reconfig.c - rs_reconfigure(): new configuration and class set, keeping
+ * every queued and outstanding request.
+ *
+ * Classes are matched by name: a kept class keeps its service counter,
+ * deficit, statistics and requests and takes the new weight; a new class
+ * starts idle; the requests and users of a removed class move to the
+ * default class (their (class,user) entries merge with existing ones).
+ * Waiting requests are re-queued in their original enqueue order; a
+ * request that rtc had already taken from the policy (held or scheduled,
+ * not yet released) goes back to the queue (drr refunds its charge).
+ * Released requests stay released (W unchanged); under rtc each of them
+ * holds its estimated rate until its estimated finishing time (remaining
+ * estimated bytes / rate from now).
+ *
+ * All memory is allocated before anything changes, so an error return
+ * leaves the scheduler exactly as it was.
+ */
+#include <stdlib.h>
+#include <string.h>
+
 #include "internal.h"
+
+struct plan {
+	struct rs_class *cls;
+	uint32_t *dirty;
+	uint32_t *map;		/* old class -> new class */
+	struct rs_users users;
+	struct rs_heap ready, active;
+	char **names;		/* copies for new classes, NULL for kept */
+	int *from;		/* new class -> kept old class, or -1 */
+};
+
+static int validate(const struct rs_sched *s, const struct rs_config *cfg,
+		    const char *const *names, const double *weights, int n,
+		    const char *default_name)
+{
+	int i, j, def = -1;
+
+	if (!s || rs_config_check(cfg) || !names || !weights || n < 1 ||
+	    !default_name)
+		return RS_EINVAL;
+	for (i = 0; i < n; i++) {
+		if (!names[i] || !*names[i] || !rs_weight_ok(weights[i]))
+			return RS_EINVAL;
+		for (j = 0; j < i; j++)
+			if (strcmp(names[i], names[j]) == 0)
+				return RS_EEXIST;
+		if (strcmp(names[i], default_name) == 0)
+			def = i;
+	}
+	return def < 0 ? RS_ENOCLASS : def;
+}
+
+static void plan_free(struct plan *p, int n)
+{
+	int i;
+
+	if (p->names)
+		for (i = 0; i < n; i++)
+			free(p->names[i]);
+	free(p->names);
+	free(p->from);
+	free(p->cls);
+	free(p->dirty);
+	free(p->map);
+	rs_users_free(&p->users);
+	rs_heap_free(&p->ready);
+	rs_heap_free(&p->active);
+}
+
+static int plan_alloc(struct plan *p, struct rs_sched *s,
+		      const struct rs_config *cfg, const char *const *names,
+		      int n, int def)
+{
+	uint32_t c;
+	int i;
+
+	memset(p, 0, sizeof(*p));
+	p->cls = calloc((size_t)n, sizeof(*p->cls));
+	p->dirty = calloc((size_t)n, sizeof(*p->dirty));
+	p->map = calloc(s->ncls ? s->ncls : 1, sizeof(*p->map));
+	p->names = calloc((size_t)n, sizeof(*p->names));
+	p->from = calloc((size_t)n, sizeof(*p->from));
+	if (!p->cls || !p->dirty || !p->map || !p->names || !p->from)
+		return RS_ENOMEM;
+	for (c = 0; c < s->ncls; c++) {
+		p->map[c] = (uint32_t)def;
+		for (i = 0; i < n; i++)
+			if (strcmp(s->cls[c].name, names[i]) == 0)
+				p->map[c] = (uint32_t)i;
+	}
+	for (i = 0; i < n; i++) {
+		p->from[i] = rs_class_find(s, names[i]);
+		if (p->from[i] >= 0)
+			continue;
+		p->names[i] = strdup(names[i]);
+		if (!p->names[i])
+			return RS_ENOMEM;
+	}
+	if (rs_users_init(&p->users) ||
+	    rs_users_reserve_n(&p->users, s->users.alive + 1) ||
+	    rs_heap_reserve(&p->ready, (uint32_t)n) ||
+	    rs_heap_reserve(&p->active, (uint32_t)n))
+		return RS_ENOMEM;
+	if (cfg->controller == RS_WIN_RTC &&
+	    (rs_heap_reserve(&s->h_ft, s->nreq + 1) ||
+	     rs_heap_reserve(&s->h_rel, s->nreq + 1)))
+		return RS_ENOMEM;
+	return 0;
+}
+
+/* New class j: the kept old class of that name, or a fresh idle one. */
+static void build_classes(struct rs_sched *s, struct plan *p,
+			  const double *weights, int n)
+{
+	int j;
+
+	for (j = 0; j < n; j++) {
+		struct rs_class *k = &p->cls[j];
+		int old = p->from[j];
+
+		if (old < 0) {
+			rs_class_init(k, p->names[j], weights[j]);
+			p->names[j] = NULL;
+			k->sc_epoch = s->sc_epoch - 1;	/* idle */
+			continue;
+		}
+		*k = s->cls[old];
+		s->cls[old].name = NULL;	/* moved */
+		k->weight = weights[j];
+		k->uc = k->nq = k->pending = k->outstanding = 0;
+		k->q[0].head = k->q[0].tail = k->q[1].head = k->q[1].tail = RS_NIL;
+		k->q[0].len = k->q[1].len = 0;
+		k->sc_pending = 0;
+		k->hpos_ready = k->hpos_active = RS_NIL;
+		k->dirty = k->in_round = k->visiting = 0;
+		k->rr_next = k->rr_prev = RS_NIL;
+	}
+}
+
+static void merge_user(struct rs_user *to, const struct rs_user *from)
+{
+	if (from->recent > to->recent)
+		to->recent = from->recent;
+	if (from->last_seen > to->last_seen)
+		to->last_seen = from->last_seen;
+}
+
+/* New (class,user) table: one reference per live request, idle entries
+ * kept in their order when sff stays on. */
+static void build_users(struct rs_sched *s, struct plan *p, bool sff)
+{
+	struct rs_users *old = &s->users, *nu = &p->users;
+	uint32_t r, i;
+
+	for (r = 0; r < s->nreq; r++) {
+		struct rs_req *q = &s->req[r];
+		const struct rs_user *e;
+
+		if (q->state == RS_ST_FREE)
+			continue;
+		e = &old->ent[q->user];
+		q->cls = p->map[q->cls];
+		q->user = rs_users_insert(nu, q->cls, e->key);
+		merge_user(&nu->ent[q->user], e);
+		nu->ent[q->user].count++;
+	}
+	for (i = old->idle_head; sff && i != RS_NIL; i = old->ent[i].idle_next) {
+		const struct rs_user *e = &old->ent[i];
+		uint32_t idx = rs_users_insert(nu, p->map[e->cls], e->key);
+
+		merge_user(&nu->ent[idx], e);
+		if (nu->ent[idx].count == 0 && nu->ent[idx].idle_prev == RS_NIL &&
+		    nu->idle_head != idx)
+			rs_users_idle_add(nu, idx);
+	}
+	for (i = 0; i < nu->nent; i++)
+		if (nu->ent[i].count > 0)
+			p->cls[nu->ent[i].cls].uc++;
+}
+
+static void swap_in(struct rs_sched *s, struct plan *p, int n)
+{
+	uint32_t c;
+
+	for (c = 0; c < s->ncls; c++)
+		free(s->cls[c].name);	/* names of removed classes */
+	free(s->cls);
+	free(s->dirty);
+	rs_users_free(&s->users);
+	rs_heap_free(&s->ready);
+	rs_heap_free(&s->active);
+	s->cls = p->cls;
+	s->dirty = p->dirty;
+	s->users = p->users;
+	s->ready = p->ready;
+	s->active = p->active;
+	s->ncls = s->cls_cap = (uint32_t)n;
+	s->ndirty = 0;
+	p->cls = NULL;
+	p->dirty = NULL;
+	memset(&p->users, 0, sizeof(p->users));
+	memset(&p->ready, 0, sizeof(p->ready));
+	memset(&p->active, 0, sizeof(p->active));
+}
+
+/* Active heap first (restart SCs of newly active classes at the minimum),
+ * then the queues in enqueue order, then the released requests. */
+static void rebuild_queues(struct rs_sched *s, bool old_sff, rs_time_ns now)
+{
+	uint32_t c, r;
+	double min_sc = 0;
+	bool any = false;
+
+	if (rs_uses_sc(s)) {
+		for (c = 0; c < s->ncls; c++) {
+			struct rs_class *k = &s->cls[c];
+
+			if (k->uc && k->sc_epoch == s->sc_epoch &&
+			    (!any || k->sc < min_sc)) {
+				min_sc = k->sc;
+				any = true;
+			}
+		}
+		for (c = 0; c < s->ncls; c++) {
+			struct rs_class *k = &s->cls[c];
+
+			if (!k->uc)
+				continue;
+			if (k->sc_epoch != s->sc_epoch) {
+				k->sc = any ? min_sc : 0;
+				k->sc_epoch = s->sc_epoch;
+			}
+			rs_heap_push(s, &s->active, &rs_active_ops, c);
+		}
+		if (!s->active.n)
+			s->sc_epoch++;
+	}
+	s->rr_head = RS_NIL;
+	s->rr_len = 0;
+	s->held = RS_NIL;
+	s->h_ft.n = s->h_rel.n = 0;
+	s->bw_holders = 0;
+	s->bw_time = now;
+	s->bw_avail = (double)s->cfg.link_bps / 8.0 * s->cfg.target_util;
+	for (r = s->ghead; r != RS_NIL; r = s->req[r].gnext) {
+		struct rs_req *q = &s->req[r];
+
+		q->state = RS_ST_QUEUED;
+		q->flags &= (uint8_t)~RS_RF_HOLDS_BW;
+		q->hpos_ft = q->hpos_rel = RS_NIL;
+		if (!s->cfg.sff)
+			q->sub = 0;
+		else if (!old_sff)
+			q->sub = rs_sff_classify(s, &s->users.ent[q->user], now);
+		rs_q_push(s, r);
+	}
+	for (r = 0; r < s->nreq; r++) {
+		struct rs_req *q = &s->req[r];
+
+		if (q->state != RS_ST_RELEASED)
+			continue;
+		q->flags &= (uint8_t)~RS_RF_HOLDS_BW;
+		q->hpos_ft = q->hpos_rel = RS_NIL;
+		s->cls[q->cls].outstanding++;
+		if (s->cfg.controller == RS_WIN_RTC)
+			rs_rtc_adopt(s, r, now);
+	}
+}
 
 int rs_reconfigure(struct rs_sched *s, const struct rs_config *cfg,
 		   const char *const *names, const double *weights, int n,
 		   const char *default_name, rs_time_ns now)
 {
-	(void)cfg; (void)names; (void)weights; (void)n; (void)default_name;
-	(void)now;
-	if (!s)
-		return RS_EINVAL;
-	return RS_EINVAL;
+	struct rs_config old;
+	struct plan p;
+	uint32_t r;
+	int def, err;
+
+	if (s && s->in_callback)
+		return RS_EBUSY;
+	def = validate(s, cfg, names, weights, n, default_name);
+	if (def < 0)
+		return def;
+	err = plan_alloc(&p, s, cfg, names, n, def);
+	if (err) {
+		plan_free(&p, n);
+		return err;
+	}
+	rs_tick(s, now);
+	rs_sc_flush(s);
+	/* give back what the old policy charged for taken, unreleased ones */
+	for (r = s->ghead; r != RS_NIL; r = s->req[r].gnext)
+		if (s->req[r].state == RS_ST_HELD ||
+		    s->req[r].state == RS_ST_SCHEDULED)
+			rs_policy_refund(s, r);
+	old = s->cfg;
+	build_classes(s, &p, weights, n);
+	build_users(s, &p, cfg->sff);
+	swap_in(s, &p, n);
+	plan_free(&p, n);
+	s->cfg = *cfg;
+	s->est.default_size = cfg->default_size;
+	s->waiting = 0;
+	for (r = s->ghead; r != RS_NIL; r = s->req[r].gnext)
+		s->waiting++;
+	rebuild_queues(s, old.sff, now);
+	if (cfg->controller != old.controller || cfg->controller == RS_WIN_FIXED) {
+		rs_window_init(s);
+		s->aimd_ends = 0;
+		s->aimd_bytes = s->bytes;
+		s->aimd_t0 = now;
+	} else if (cfg->max_window >= 1 && s->Wmax > cfg->max_window) {
+		s->Wmax = cfg->max_window;
+	}
+	rs_users_expire(s, now);
+	rs_try_release(s, now);
+	return 0;
 }

@@ -190,6 +190,21 @@ void rs_rtc_run(struct rs_sched *s, rs_time_ns now)
 	release_due(s, now);
 }
 
+/* Reconfiguration to rtc: an already released request takes its share of
+ * the bandwidth until its estimated finishing time. */
+void rs_rtc_adopt(struct rs_sched *s, uint32_t r, rs_time_ns now)
+{
+	struct rs_req *q = &s->req[r];
+	uint64_t left = q->est_size > q->bytes ? q->est_size - q->bytes : 0;
+
+	estimate(s, q);
+	q->ft = now + xfer_ns(left, q->bw);
+	q->flags |= RS_RF_HOLDS_BW;
+	s->bw_avail -= q->bw;
+	s->bw_holders++;
+	rs_heap_push(s, &s->h_ft, &rs_ft_ops, r);
+}
+
 /* RR: the first byte arrived; recompute FT with the real size if known. */
 void rs_rtc_first_byte(struct rs_sched *s, uint32_t r, uint64_t size,
 		       rs_time_ns now)

@@ -117,7 +117,7 @@ void rs_free(struct rs_sched *s)
 
 /* ---- classes ---- */
 
-static void class_init(struct rs_class *k, char *name, double weight)
+void rs_class_init(struct rs_class *k, char *name, double weight)
 {
 	memset(k, 0, sizeof(*k));
 	k->name = name;
@@ -153,7 +153,7 @@ int rs_class_reserve(struct rs_sched *s, uint32_t n)
 	return 0;
 }
 
-static bool weight_ok(double w)
+bool rs_weight_ok(double w)
 {
 	return w > 0 && w < 1e12;	/* also rejects NaN */
 }
@@ -163,7 +163,7 @@ int rs_class_add(struct rs_sched *s, const char *name, double weight)
 	char *copy;
 
 	CHECK_ENTRY(s);
-	if (!name || !*name || !weight_ok(weight))
+	if (!name || !*name || !rs_weight_ok(weight))
 		return RS_EINVAL;
 	if (rs_class_find(s, name) >= 0)
 		return RS_EEXIST;
@@ -174,7 +174,7 @@ int rs_class_add(struct rs_sched *s, const char *name, double weight)
 	copy = strdup(name);
 	if (!copy)
 		return RS_ENOMEM;
-	class_init(&s->cls[s->ncls], copy, weight);
+	rs_class_init(&s->cls[s->ncls], copy, weight);
 	s->cls[s->ncls].sc_epoch = s->sc_epoch - 1;	/* idle */
 	return (int)s->ncls++;
 }

@@ -236,29 +236,48 @@ void rs_users_expire(struct rs_sched *s, rs_time_ns now)
 	}
 }
 
-/* Reconfiguration: entries move to new class indices (cls_map[old] = new).
- * Entries of two old classes may land on the same (new class, key): they
- * are merged so that the index stays a function. */
-void rs_users_rekey(struct rs_sched *s, const uint32_t *cls_map)
+/* Room for n entries in total (reconfiguration builds a new table). */
+int rs_users_reserve_n(struct rs_users *u, uint32_t n)
 {
-	struct rs_users *u = &s->users;
-	uint32_t i;
+	if (n > u->cap) {
+		struct rs_user *p = realloc(u->ent, (size_t)n * sizeof(*p));
 
-	(void)s;
-	memset(u->slot, 0, (size_t)u->nslot * sizeof(*u->slot));
-	for (i = 0; i < u->nent; i++) {
-		struct rs_user *e = &u->ent[i];
-		bool used = false;
-		uint32_t j;
-
-		/* an entry is in use iff it is not on the free list */
-		for (j = u->free_head; j != RS_NIL; j = u->ent[j].idle_next)
-			if (j == i)
-				break;
-		used = (j == RS_NIL);
-		if (!used)
-			continue;
-		e->cls = cls_map[e->cls];
-		index_insert(u, u->slot, u->nslot, i);
+		if (!p)
+			return RS_ENOMEM;
+		u->ent = p;
+		u->cap = n;
 	}
+	if ((uint64_t)n * 2 > u->nslot) {
+		uint32_t nslot = u->nslot;
+
+		while ((uint64_t)n * 2 > nslot)
+			nslot *= 2;
+		return rehash(u, nslot);
+	}
+	return 0;
+}
+
+/* Find or add (cls,key) without touching UC; after rs_users_reserve_n()
+ * for enough entries it never fails. A new entry has count 0. */
+uint32_t rs_users_insert(struct rs_users *u, uint32_t cls, uint64_t key)
+{
+	uint32_t idx = rs_users_find(u, cls, key);
+	struct rs_user *e;
+
+	if (idx != RS_NIL)
+		return idx;
+	idx = u->nent++;
+	e = &u->ent[idx];
+	memset(e, 0, sizeof(*e));
+	e->key = key;
+	e->cls = cls;
+	e->idle_next = e->idle_prev = RS_NIL;
+	index_insert(u, u->slot, u->nslot, idx);
+	u->alive++;
+	return idx;
+}
+
+void rs_users_idle_add(struct rs_users *u, uint32_t idx)
+{
+	idle_append(u, idx);
 }

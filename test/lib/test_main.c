@@ -13,6 +13,7 @@ int main(void)
 	srunner_add_suite(sr, suite_misuse());
 	srunner_add_suite(sr, suite_drr());
 	srunner_add_suite(sr, suite_rtc());
+	srunner_add_suite(sr, suite_reconfig());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
