@@ -242,6 +242,8 @@ def analyse_mode(run_dir: str, mode: str, sc: dict) -> dict[str, Any]:
         "utilization": round(ls["utilization"], 4) if ls["utilization"] is not None else None,
         "bottleneck_drops": ls["drops"],
         "bottleneck_queue_bytes_mean": round(ls.get("queue_bytes_mean", 0) or 0, 1),
+        "bottleneck_queue_delay_ms_mean": round((ls.get("queue_bytes_mean", 0) or 0) * 8000
+                                                / link_bps, 1),
         "jain_index": round(jain, 4) if jain is not None else None,
         "squid_cpu_s": info.get("squid_cpu_s"),
         "requests": len(done),
@@ -288,7 +290,7 @@ def table(results: list[dict], sc: dict, run_dir: str) -> str:
                 f"{fmt(c['service_ms']['mean'], '7.0f'):>7}")
     lines.append("")
     hdr2 = (f"{'mode':<12} {'Mbit/s':>7} {'util':>6} {'drops':>6} {'jain':>6} {'ratio':>14} "
-            f"{'lat mean':>8} {'p95':>7} {'wait':>6} {'cpu s':>6}")
+            f"{'lat mean':>8} {'p95':>7} {'wait':>6} {'ispQms':>6} {'cpu s':>6}")
     lines.append(hdr2)
     lines.append("-" * len(hdr2))
     for r in results:
@@ -300,7 +302,9 @@ def table(results: list[dict], sc: dict, run_dir: str) -> str:
             f"{r['mode']:<12} {sum(thr) / 1e6:>7.3f} {fmt(r['utilization'], '6.3f'):>6} "
             f"{fmt(r['bottleneck_drops'], '6d'):>6} {fmt(r['jain_index'], '6.3f'):>6} "
             f"{ratio:>14} {fmt(lat['mean'], '8.0f'):>8} {fmt(lat['p95'], '7.0f'):>7} "
-            f"{fmt(r['queue_wait_ms']['mean'], '6.0f'):>6} {fmt(r['squid_cpu_s'], '6.2f'):>6}")
+            f"{fmt(r['queue_wait_ms']['mean'], '6.0f'):>6} "
+            f"{fmt(r['bottleneck_queue_delay_ms_mean'], '6.0f'):>6} "
+            f"{fmt(r['squid_cpu_s'], '6.2f'):>6}")
     if sc.get("name") == "field-trial":
         lines.append("")
         lines.append("MSF-RS paper (field trial, 200 s): 1.03 / 0.52 / 0.26 Mbit/s per class; "

@@ -308,11 +308,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.modes:
             sc.modes = [scenario.parse_mode(m, sc.reqsched_window, sc.reqsched_target_utilization)
                         for m in args.modes.split(",") if m.strip()]
+        if args.update_interval:
+            sc.reqsched_update_interval_s = args.update_interval
         if args.duration:
             sc.warmup_s = min(sc.warmup_s, args.duration / 4)
             sc.duration_s = args.duration
             for c in sc.classes:
                 c.phases = [(min(a, args.duration), min(b, args.duration)) for a, b in c.phases]
+        if args.warmup is not None:
+            if not 0 <= args.warmup < sc.duration_s:
+                raise scenario.ScenarioError("--warmup must be in [0, duration)")
+            sc.warmup_s = args.warmup
     except scenario.ScenarioError as e:
         log(f"bad scenario: {e}")
         return 2
@@ -423,6 +429,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     r.add_argument("--modes", help="comma-separated: stock,delay-pools,htb,msf,rfq,drr,msf+sff, "
                                    "POLICY[+sff][:WINDOW][@U]")
     r.add_argument("--duration", type=float, help="override duration_s (phases are clipped)")
+    r.add_argument("--warmup", type=float, help="override warmup_s (not measured)")
+    r.add_argument("--update-interval", type=int,
+                   help="override reqsched.update_interval_s (seconds)")
     r.add_argument("--out", help="run directory (default results/<scenario>-<timestamp>)")
     r.add_argument("--json", help="also write the report JSON here")
     r.add_argument("--squid", help="squid binary (default build/squid/sbin/squid)")
