@@ -10,7 +10,10 @@
  *  - a request is released exactly once (callback or ordinary mode) and
  *    ended exactly once (its flow completes) unless the run ends first;
  *  - bytes reported to the library for a request sum to its size;
- *  - user->inflight = requests of the user issued and not completed.
+ *  - user->inflight = requests of the user issued and not completed,
+ *    cancelled or expired;
+ *  - queued/outstanding per class equal the library's own counts (checked
+ *    at every timeline sample; a difference is reported as an error).
  */
 #include <inttypes.h>
 #include <math.h>
@@ -26,15 +29,20 @@
 
 enum ev_type {
 	EV_CLASS_ON, EV_CLASS_OFF, EV_ARRIVAL, EV_FIRST_BYTE, EV_REPORT,
-	EV_SAMPLE, EV_CBR,
+	EV_SAMPLE, EV_CBR, EV_CANCEL,
 };
 
-enum req_state { REQ_QUEUED, REQ_RELEASED, REQ_TRANSFER, REQ_DONE, REQ_LOST };
+enum req_state {
+	REQ_QUEUED, REQ_RELEASED, REQ_TRANSFER, REQ_DONE, REQ_LOST,
+	REQ_CANCELLED, REQ_EXPIRED,
+};
 
 struct sim_req {
 	uint32_t user;
 	uint32_t server;
-	double size;
+	double size;		/* Content-Length */
+	double xfer;		/* bytes actually sent (< size: aborted) */
+	int cls;
 	double t_req, t_rel, t_first, t_end;
 	rs_id id;
 	uint64_t reported;
@@ -85,8 +93,10 @@ struct sim {
 	struct pending *pend;
 	size_t n_pend, alloc_pend;
 	bool rates_dirty;
-	uint32_t outstanding;
-	uint32_t sim_queued;		/* ordinary mode never queues */
+	uint32_t outstanding;		/* released, not ended */
+	uint32_t queued;		/* enqueued, not released or removed */
+	uint32_t cls_out[SPEC_MAX_CLASSES], cls_queued[SPEC_MAX_CLASSES];
+	uint64_t n_cancelled, n_expired, n_aborted;
 	double cbr_seen, cbr_unreported;
 	double bin_class[SPEC_MAX_CLASSES];
 	double bin_link0, bin_cbr0;
@@ -160,7 +170,12 @@ static void release_req(struct sim *s, uint32_t ri, rs_id id)
 	r->id = id;
 	r->state = REQ_RELEASED;
 	r->t_rel = s->now;
+	if (s->rs) {
+		s->queued--;
+		s->cls_queued[r->cls]--;
+	}
 	s->outstanding++;
+	s->cls_out[r->cls]++;
 	push(s, s->now + s->sp->servers[r->server].delay, EV_FIRST_BYTE, ri, 0);
 }
 
@@ -210,7 +225,16 @@ static void issue(struct sim *s, uint32_t ui)
 		.t_end = -1, .state = REQ_QUEUED,
 	};
 	r->size = draw_size(s, u);
+	r->xfer = r->size;
+	r->cls = u->cls;
 	r->server = rng_below(&u->rng, (uint32_t)s->sp->n_servers);
+	if (s->sp->abort_fraction > 0 &&
+	    rng_uniform(&u->rng) < s->sp->abort_fraction)
+		r->xfer = floor(rng_uniform(&u->rng) * r->size);
+	if (s->sp->patience_fraction > 0 &&
+	    rng_uniform(&u->rng) < s->sp->patience_fraction)
+		push(s, s->now + rng_exp(&u->rng, s->sp->patience_mean),
+		     EV_CANCEL, ri, 0);
 	u->inflight++;
 	if (!s->rs) {
 		release_req(s, ri, 0);
@@ -227,6 +251,10 @@ static void issue(struct sim *s, uint32_t ui)
 	if (rc < 0) {
 		s->reqs[ri].state = REQ_LOST;
 		u->inflight--;
+	} else {
+		s->reqs[ri].id = id;
+		s->queued++;
+		s->cls_queued[u->cls]++;
 	}
 	drain_releases(s);
 }
@@ -249,8 +277,8 @@ static void flush_bytes(struct sim *s)
 		struct sim_req *r = &s->reqs[f->req];
 		uint64_t have = (uint64_t)floor(f->delivered + 1e-9);
 
-		if (have > (uint64_t)r->size)
-			have = (uint64_t)r->size;
+		if (have > (uint64_t)r->xfer)
+			have = (uint64_t)r->xfer;
 		if (have <= r->reported)
 			continue;
 		if (s->rs)
@@ -294,7 +322,8 @@ static void complete_flows(struct sim *s)
 
 	while (link_pop_done(&s->link, &f)) {
 		struct sim_req *r = &s->reqs[f.req];
-		uint64_t rest = (uint64_t)r->size - r->reported;
+		uint64_t rest = (uint64_t)r->xfer - r->reported;
+		bool aborted = r->xfer < r->size;
 
 		if (s->rs) {
 			rs_time_ns t = now_ns(s);
@@ -302,13 +331,15 @@ static void complete_flows(struct sim *s)
 			if (rest)
 				lib_check(s, rs_on_bytes(s->rs, r->id, rest, t),
 					  "rs_on_bytes");
-			lib_check(s, rs_on_end(s->rs, r->id, false, t),
+			lib_check(s, rs_on_end(s->rs, r->id, aborted, t),
 				  "rs_on_end");
 		}
 		account(s, r, rest);
+		s->n_aborted += aborted;
 		r->state = REQ_DONE;
 		r->t_end = s->now;
 		s->outstanding--;
+		s->cls_out[r->cls]--;
 		s->users[r->user].inflight--;
 		s->users[r->user].done++;
 		s->rates_dirty = true;
@@ -327,7 +358,7 @@ static void first_byte(struct sim *s, uint32_t ri)
 	if (s->rs)
 		lib_check(s, rs_on_first_byte(s->rs, r->id, (int64_t)r->size,
 					      now_ns(s)), "rs_on_first_byte");
-	if (link_add(&s->link, ri, r->size, sv->cap_bps / 8.0))
+	if (link_add(&s->link, ri, r->xfer, sv->cap_bps / 8.0))
 		s->oom = 1;
 	s->rates_dirty = true;
 }
@@ -383,12 +414,103 @@ static void arrival(struct sim *s, uint32_t ui, uint32_t gen)
 		     u->gen);
 }
 
+/* A queued request left the library without release (cancel, expiry). */
+static void drop_queued(struct sim *s, uint32_t ri, enum req_state why)
+{
+	struct sim_req *r = &s->reqs[ri];
+
+	r->state = why;
+	r->t_end = s->now;
+	s->queued--;
+	s->cls_queued[r->cls]--;
+	s->users[r->user].inflight--;
+	if (why == REQ_CANCELLED)
+		s->n_cancelled++;
+	else
+		s->n_expired++;
+	user_next(s, r->user);
+}
+
+/* The client of request ri gives up (patience ran out). */
+static void cancel(struct sim *s, uint32_t ri)
+{
+	struct sim_req *r = &s->reqs[ri];
+	int rc;
+
+	if (!s->rs || r->state != REQ_QUEUED)
+		return;
+	rc = rs_cancel(s->rs, r->id, now_ns(s));
+	lib_check(s, rc, "rs_cancel");
+	if (rc == 0)
+		drop_queued(s, ri, REQ_CANCELLED);
+	drain_releases(s);
+}
+
+/* Requests queued longer than queue_timeout (Squid answers 503). */
+static void expire(struct sim *s)
+{
+	rs_time_ns max_wait = (rs_time_ns)(s->sp->queue_timeout * 1e9);
+	rs_id ids[64];
+	void *cookies[64];
+	size_t n;
+
+	if (!s->rs || s->sp->queue_timeout <= 0)
+		return;
+	do {
+		n = rs_expire(s->rs, now_ns(s), max_wait, ids, cookies, 64);
+		for (size_t i = 0; i < n; i++) {
+			uint32_t ri = (uint32_t)(uintptr_t)cookies[i];
+
+			if (ri >= s->n_reqs || s->reqs[ri].state != REQ_QUEUED ||
+			    s->reqs[ri].id != ids[i]) {
+				lib_check(s, RS_ESTATE, "rs_expire result");
+				continue;
+			}
+			drop_queued(s, ri, REQ_EXPIRED);
+		}
+		drain_releases(s);
+	} while (n == 64);
+}
+
+/* The library's counts must equal the simulator's. */
+static void check_counts(struct sim *s)
+{
+	struct rs_stats st;
+
+	if (!s->rs)
+		return;
+	rs_stats(s->rs, &st);
+	if (st.W != s->outstanding || st.queued != s->queued) {
+		lib_check(s, RS_ESTATE, "count check");
+		if (s->lib_errors <= 10)
+			fprintf(s->err, "rs-sim: library W=%u queued=%u, "
+				"simulator W=%u queued=%u\n", st.W, st.queued,
+				s->outstanding, s->queued);
+	}
+	for (int c = 0; c < s->sp->n_classes; c++) {
+		struct rs_class_stats cs;
+
+		if (rs_class_stats(s->rs, c, &cs) < 0 ||
+		    cs.outstanding != s->cls_out[c] ||
+		    cs.queued != s->cls_queued[c]) {
+			lib_check(s, RS_ESTATE, "class count check");
+			if (s->lib_errors <= 10)
+				fprintf(s->err, "rs-sim: class %d library "
+					"out=%u queued=%u, simulator out=%u "
+					"queued=%u\n", c, cs.outstanding,
+					cs.queued, s->cls_out[c],
+					s->cls_queued[c]);
+		}
+	}
+}
+
 static void sample(struct sim *s)
 {
 	struct sim_bin *b;
 	double link = s->link.flow_bytes + s->link.cbr_bytes;
 
 	flush_bytes(s);
+	check_counts(s);
 	if (s->n_bins == s->alloc_bins) {
 		size_t na = s->alloc_bins ? 2 * s->alloc_bins : 256;
 		struct sim_bin *p = realloc(s->bins, na * sizeof(*p));
@@ -421,7 +543,7 @@ static void sample(struct sim *s)
 		b->W = s->outstanding;
 		b->W_max = -1;
 		b->U = -1;
-		b->queued = s->sim_queued;
+		b->queued = s->queued;
 	}
 }
 
@@ -442,12 +564,16 @@ static void handle(struct sim *s, const struct sim_event *e)
 		break;
 	case EV_REPORT:
 		flush_bytes(s);
+		expire(s);
 		push(s, (e->a + 1.0) * s->sp->report_gran, EV_REPORT,
 		     e->a + 1, 0);
 		break;
 	case EV_SAMPLE:
 		sample(s);
 		push(s, (e->a + 1.0) * s->sp->sample, EV_SAMPLE, e->a + 1, 0);
+		break;
+	case EV_CANCEL:
+		cancel(s, e->a);
 		break;
 	case EV_CBR:
 		s->cbr_on = !s->cbr_on;
@@ -721,7 +847,7 @@ static void write_result(struct sim *s, FILE *out)
 	for (uint32_t i = 0; i < s->n_reqs; i++) {
 		if (s->reqs[i].state == REQ_DONE)
 			done++;
-		else if (s->reqs[i].state != REQ_LOST)
+		else if (s->reqs[i].state < REQ_DONE)
 			unfinished++;
 	}
 	fprintf(out, "{\"mode\": \"%s\", \"window\": \"%s\", \"sff\": %s, "
@@ -731,11 +857,14 @@ static void write_result(struct sim *s, FILE *out)
 		sp->link_bps, sp->duration, sp->seed);
 	fprintf(out, "\"flow_bytes\": %.0f, \"cbr_bytes\": %.0f, "
 		"\"utilization\": %.6f, \"requests_done\": %u, "
-		"\"requests_unfinished\": %u, \"lib_errors\": %" PRIu64
+		"\"requests_unfinished\": %u, \"cancelled\": %" PRIu64
+		", \"expired\": %" PRIu64 ", \"aborted\": %" PRIu64
+		", \"lib_errors\": %" PRIu64
 		", \"timer_stalls\": %" PRIu64 ",\n", s->link.flow_bytes,
 		s->link.cbr_bytes, (s->link.flow_bytes + s->link.cbr_bytes) /
 		(link_Bps(sp) * sp->duration), done, unfinished,
-		s->lib_errors, s->timer_stalls);
+		s->n_cancelled, s->n_expired, s->n_aborted, s->lib_errors,
+		s->timer_stalls);
 	write_classes(s, out);
 	write_users(s, out);
 	write_timeline(s, out);
@@ -761,6 +890,7 @@ int sim_run(const struct spec *sp, FILE *out, FILE *err)
 		goto out;
 	schedule_start(s);
 	run_loop(s);
+	check_counts(s);
 	if (s->oom) {
 		fprintf(err, "rs-sim: out of memory\n");
 		goto out;

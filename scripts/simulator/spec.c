@@ -10,6 +10,7 @@
  *   cbr BPS PERIOD             (off for the first PERIOD, then on/off)
  *   cbr_accounting foreign|none
  *   sample S                   report_granularity S    requests 0|1
+ *   queue_timeout S            abort_fraction P        patience P MEAN
  *   class NAME WEIGHT
  *   active CLASS START END     (repeatable; default: whole run)
  *   users CLASS COUNT backlog DEPTH|think MEAN|interval MEAN|batch N
@@ -180,6 +181,15 @@ static const char *parse_line(struct spec *sp, char **tok, int n)
 		sp->report_gran = v;
 	else if (!strcmp(k, "requests") && n == 2)
 		sp->emit_requests = v != 0;
+	else if (!strcmp(k, "queue_timeout") && n == 2 && v >= 0)
+		sp->queue_timeout = v;
+	else if (!strcmp(k, "abort_fraction") && n == 2 && v >= 0 && v <= 1)
+		sp->abort_fraction = v;
+	else if (!strcmp(k, "patience") && n == 3 && !num(tok[2], &v2) &&
+		 v >= 0 && v <= 1 && v2 > 0) {
+		sp->patience_fraction = v;
+		sp->patience_mean = v2;
+	}
 	else if (!strcmp(k, "class") && n == 3) {
 		struct spec_class *c = &sp->classes[sp->n_classes];
 

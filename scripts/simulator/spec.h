@@ -75,6 +75,10 @@ struct spec {
 	double sample;			/* timeline bin, seconds */
 	double report_gran;		/* rs_on_bytes period, seconds */
 	bool emit_requests;
+	double queue_timeout;		/* rs_expire() max wait, 0 = none */
+	double abort_fraction;		/* responses cut short (aborted) */
+	double patience_fraction;	/* requests whose client may give up */
+	double patience_mean;		/* exp. patience before rs_cancel() */
 	struct spec_class classes[SPEC_MAX_CLASSES];
 	int n_classes;
 	struct spec_group groups[SPEC_MAX_GROUPS];

@@ -91,3 +91,43 @@ def test_report_shape(scenario) -> None:
         assert key in cls
     assert set(rep["timeline"][0]) >= {"t", "class_bps", "W", "W_max", "U"}
     assert doc["comparison"] and {"quantity", "paper", "ours", "source"} <= set(doc["comparison"][0])
+
+
+STRESS = """seed {seed}
+link_bps 2000000
+duration 300
+mode {policy}
+window {window}
+sff {sff}
+queue_timeout 8
+abort_fraction 0.1
+patience 0.3 5
+cbr 600000 40
+class a 4
+class b 2
+class c 1
+users a 4 backlog 8
+users b 6 think 1
+users c 4 interval 0.5
+server 0.05 2000000
+server 0.3 500000
+server 0.01 0
+requests 0
+"""
+
+
+@pytest.mark.parametrize("policy", ["msf", "rfq", "drr"])
+@pytest.mark.parametrize("window", ["wrc-mult", "wrc-aimd", "rtc", "fixed 5"])
+@pytest.mark.parametrize("sff", [0, 1])
+def test_stress_counts_agree(engine: Path, policy: str, window: str, sff: int) -> None:
+    # Overload with every event the library has: clients giving up while
+    # queued (rs_cancel), queue timeouts (rs_expire), aborted responses,
+    # foreign bytes (CBR). The engine exits non-zero if the library returns
+    # an error or if its W / queued (global and per class) ever differ from
+    # the simulator's at a 5 s sample or at the end.
+    res = run(engine, STRESS.format(seed=5, policy=policy, window=window, sff=sff))
+    assert res["lib_errors"] == 0
+    assert res["cancelled"] > 0 and res["expired"] > 0 and res["aborted"] > 0
+    assert res["requests_done"] > 1000
+    for c in res["classes"]:
+        assert c["lib_released"] >= c["lib_ended"]
