@@ -24,11 +24,10 @@ printf '#!/bin/sh\nwhile read -r l; do echo ERR; done\n' > "$TMP/fake_auth"
 chmod 755 "$TMP/fake_auth"
 : > "$TMP/passwd"
 
-fails=0
-for name in $SNIPPETS; do
-	src=$TOP/squid-conf/$name.conf
-	snip=$TMP/$name.conf
-	conf=$TMP/$name.squid.conf
+# check NAME SRC: wrap SRC, parse it; prints ok/FAIL, returns 0 when clean
+check() {
+	local name=$1 src=$2
+	local snip=$TMP/$name.conf conf=$TMP/$name.squid.conf
 	sed -e "s|/usr/lib/squid/ext_reqsched_class_acl|$HELPER|g" \
 	    -e "s|/etc/squid/reqsched-classes.map|$TMP/classes.map|g" \
 	    -e "s|/usr/lib/squid/basic_ncsa_auth|$TMP/fake_auth|g" \
@@ -44,6 +43,7 @@ for name in $SNIPPETS; do
 	cache_effective_user nobody
 	include $snip
 	EOF
+	local out rc bad missing line
 	out=$(timeout 60 "$SQUID" -k parse -f "$conf" 2>&1)
 	rc=$?
 	bad=$(printf '%s\n' "$out" | grep -E 'FATAL|ERROR|WARNING|[Uu]nrecognized|Bungled')
@@ -51,16 +51,28 @@ for name in $SNIPPETS; do
 	while IFS= read -r line; do
 		printf '%s\n' "$out" | grep -qF "Processing: $line" || missing="$missing
     not processed: $line"
-	done < <(sed -n 's/^\(request_sched[a-z_]*\( .*\)\?\)$/\1/p; s/^\(request_scheduler .*\)$/\1/p' "$snip" |
+	done < <(sed -n '/^request_sched[a-z_]* /p' "$snip" |
 		 sed 's/[[:space:]]*$//')
 	if [ "$rc" -ne 0 ] || [ -n "$bad" ] || [ -n "$missing" ]; then
 		echo "  FAIL $name.conf (exit $rc)"
 		printf '%s\n' "$bad" | sed 's/^/    /'
 		[ -n "$missing" ] && printf '%s\n' "$missing"
-		fails=$((fails + 1))
-	else
-		echo "  ok   $name.conf"
+		return 1
 	fi
+	echo "  ok   $name.conf"
+	return 0
+}
+
+fails=0
+printf 'request_scheduler on\nrequest_sched_clas gold 4\n' > "$TMP/negative-control.src"
+if check negative-control "$TMP/negative-control.src" >/dev/null; then
+	echo "  FAIL negative control: a misspelt directive parsed cleanly"
+	fails=$((fails + 1))
+else
+	echo "  ok   negative control (misspelt directive) is rejected"
+fi
+for name in $SNIPPETS; do
+	check "$name" "$TOP/squid-conf/$name.conf" || fails=$((fails + 1))
 done
 if [ "$fails" -ne 0 ]; then
 	echo "conf-parse: $fails snippet(s) failed"
