@@ -29,7 +29,7 @@
 
 enum ev_type {
 	EV_CLASS_ON, EV_CLASS_OFF, EV_ARRIVAL, EV_FIRST_BYTE, EV_REPORT,
-	EV_SAMPLE, EV_CBR, EV_CANCEL,
+	EV_SAMPLE, EV_CBR, EV_CANCEL, EV_REWEIGHT,
 };
 
 enum req_state {
@@ -76,6 +76,8 @@ struct sim {
 	const struct spec *sp;
 	FILE *err;
 	struct rs_sched *rs;
+	struct rs_config cfg;
+	double weights[SPEC_MAX_CLASSES + 1];	/* current, + cross class */
 	int cross_cls;
 	struct sim_link link;
 	struct sim_heap heap;
@@ -547,6 +549,22 @@ static void sample(struct sim *s)
 	}
 }
 
+/* Reconfigure with one class's weight changed (same config, same names). */
+static void reweight(struct sim *s, const struct spec_reweight *rw)
+{
+	const char *names[SPEC_MAX_CLASSES + 1];
+	int n = s->sp->n_classes;
+
+	s->weights[rw->cls] = rw->weight;
+	for (int c = 0; c < n; c++)
+		names[c] = s->sp->classes[c].name;
+	if (s->cross_cls >= 0)
+		names[n++] = "cross-traffic";
+	lib_check(s, rs_reconfigure(s->rs, &s->cfg, names, s->weights, n,
+				    names[0], now_ns(s)), "rs_reconfigure");
+	drain_releases(s);
+}
+
 static void handle(struct sim *s, const struct sim_event *e)
 {
 	switch (e->type) {
@@ -574,6 +592,10 @@ static void handle(struct sim *s, const struct sim_event *e)
 		break;
 	case EV_CANCEL:
 		cancel(s, e->a);
+		break;
+	case EV_REWEIGHT:
+		if (s->rs)
+			reweight(s, &s->sp->reweights[e->a]);
 		break;
 	case EV_CBR:
 		s->cbr_on = !s->cbr_on;
@@ -645,12 +667,14 @@ static int make_sched(struct sim *s)
 			rs_strerror(rc));
 		return -1;
 	}
+	s->cfg = cfg;
 	s->rs = rs_new(&cfg, on_release, s);
 	if (!s->rs) {
 		fprintf(s->err, "rs-sim: rs_new failed\n");
 		return -1;
 	}
 	for (int i = 0; i < sp->n_classes; i++) {
+		s->weights[i] = sp->classes[i].weight;
 		rc = rs_class_add(s->rs, sp->classes[i].name,
 				  sp->classes[i].weight);
 		if (rc != i) {
@@ -670,6 +694,7 @@ static int make_sched(struct sim *s)
 			return -1;
 		}
 		s->cross_cls = rc;
+		s->weights[rc] = 1;
 	}
 	return 0;
 }
@@ -720,6 +745,8 @@ static void schedule_start(struct sim *s)
 	push(s, sp->sample, EV_SAMPLE, 1, 0);
 	if (sp->cbr_bps > 0)
 		push(s, sp->cbr_period, EV_CBR, 1, 0);
+	for (int i = 0; i < sp->n_reweights; i++)
+		push(s, sp->reweights[i].t, EV_REWEIGHT, (uint32_t)i, 0);
 }
 
 static void run_loop(struct sim *s)
@@ -781,7 +808,8 @@ static void write_classes(struct sim *s, FILE *out)
 		json_str(out, sp->classes[c].name);
 		fprintf(out, ", \"weight\": %g, \"lib_released\": %" PRIu64
 			", \"lib_ended\": %" PRIu64 ", \"lib_bytes\": %" PRIu64
-			", \"lib_service\": %.6g}", sp->classes[c].weight,
+			", \"lib_service\": %.6g}",
+			s->rs ? s->weights[c] : sp->classes[c].weight,
 			cs.released, cs.ended, cs.bytes, cs.service);
 	}
 	fputs("],\n", out);

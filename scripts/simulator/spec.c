@@ -16,6 +16,7 @@
  *   users CLASS COUNT backlog DEPTH|think MEAN|interval MEAN|batch N
  *         [size lognormal MU SIGMA | size fixed BYTES] [bias B] [label L]
  *   server DELAY_S CAP_BPS     (CAP 0 = unlimited)
+ *   reweight T CLASS WEIGHT    (rs_reconfigure() at T with the new weight)
  */
 #define _POSIX_C_SOURCE 200809L	/* strtok_r */
 #include <stdlib.h>
@@ -137,6 +138,7 @@ static const char *parse_line(struct spec *sp, char **tok, int n)
 	if (n >= 2 && strcmp(k, "mode") && strcmp(k, "window") &&
 	    strcmp(k, "class") && strcmp(k, "active") &&
 	    strcmp(k, "users") && strcmp(k, "cbr_accounting") &&
+	    strcmp(k, "reweight") &&
 	    num(tok[1], &v))
 		return "value is not a number";
 	if (!strcmp(k, "seed") && n == 2)
@@ -214,6 +216,19 @@ static const char *parse_line(struct spec *sp, char **tok, int n)
 		if (num(tok[2], &v) || num(tok[3], &v2) || v < 0 || v2 <= v)
 			return "active: need 0 <= START < END";
 		c->active[c->n_active++] = (struct spec_interval){ v, v2 };
+	} else if (!strcmp(k, "reweight") && n == 4) {
+		struct spec_reweight *rw = &sp->reweights[sp->n_reweights];
+
+		if (sp->n_reweights == SPEC_MAX_REWEIGHT)
+			return "too many reweight lines";
+		if (num(tok[1], &rw->t) || rw->t < 0)
+			return "reweight: T must be >= 0";
+		rw->cls = find_class(sp, tok[2]);
+		if (rw->cls < 0)
+			return "reweight: unknown class";
+		if (num(tok[3], &rw->weight) || rw->weight <= 0)
+			return "reweight: weight must be > 0";
+		sp->n_reweights++;
 	} else if (!strcmp(k, "users"))
 		return parse_users(sp, tok, n);
 	else if (!strcmp(k, "server") && n == 3) {

@@ -51,6 +51,14 @@ struct spec_group {
 	char label[SPEC_NAME];
 };
 
+struct spec_reweight {
+	double t;		/* seconds */
+	int cls;
+	double weight;
+};
+
+#define SPEC_MAX_REWEIGHT 32
+
 struct spec_server {
 	double delay;		/* first-byte delay, seconds */
 	double cap_bps;		/* server bandwidth, bits/s, 0 = unlimited */
@@ -83,6 +91,8 @@ struct spec {
 	int n_classes;
 	struct spec_group groups[SPEC_MAX_GROUPS];
 	int n_groups;
+	struct spec_reweight reweights[SPEC_MAX_REWEIGHT];
+	int n_reweights;
 	struct spec_server servers[SPEC_MAX_SERVERS];
 	int n_servers;
 };

@@ -112,8 +112,26 @@ users c 4 interval 0.5
 server 0.05 2000000
 server 0.3 500000
 server 0.01 0
+reweight 150 a 1
+reweight 150 c 4
 requests 0
 """
+
+
+def test_reweight_swaps_shares(engine: Path) -> None:
+    # rs_reconfigure() at 200 s with weights 4:2:1 -> 1:2:4 keeps every
+    # queued request and the shares follow the new weights (within 10 %).
+    spec = ("seed 1\nlink_bps 2000000\nduration 400\nclass a 4\nclass b 2\nclass c 1\n"
+            "users a 4 backlog 8\nusers b 4 backlog 8\nusers c 4 backlog 8\n"
+            "server 0.1 1000000\nserver 0.02 3000000\n"
+            "reweight 200 a 1\nreweight 200 c 4\nrequests 0\n")
+    res = run(engine, spec)
+    for (t0, t1), want in (((0, 200), (4, 2, 1)), ((220, 400), (1, 2, 4))):
+        by = [sum(b["class_bytes"][i] for b in res["timeline"] if t0 < b["t"] <= t1)
+              for i in range(3)]
+        for got, w in zip(by, want):
+            assert got / sum(by) == pytest.approx(w / 7, rel=0.10), (t0, by)
+    assert [c["weight"] for c in res["classes"]] == [1, 2, 4]
 
 
 @pytest.mark.parametrize("policy", ["msf", "rfq", "drr"])
@@ -122,7 +140,7 @@ requests 0
 def test_stress_counts_agree(engine: Path, policy: str, window: str, sff: int) -> None:
     # Overload with every event the library has: clients giving up while
     # queued (rs_cancel), queue timeouts (rs_expire), aborted responses,
-    # foreign bytes (CBR). The engine exits non-zero if the library returns
+    # foreign bytes (CBR), a reconfiguration (rs_reconfigure) at 150 s. The engine exits non-zero if the library returns
     # an error or if its W / queued (global and per class) ever differ from
     # the simulator's at a 5 s sample or at the end.
     res = run(engine, STRESS.format(seed=5, policy=policy, window=window, sff=sff))
