@@ -149,3 +149,15 @@ def test_stress_counts_agree(engine: Path, policy: str, window: str, sff: int) -
     assert res["requests_done"] > 1000
     for c in res["classes"]:
         assert c["lib_released"] >= c["lib_ended"]
+
+
+def test_plot_option_writes_pngs(tmp_path: Path, engine: Path) -> None:
+    import sys
+    sim = Path(__file__).resolve().parents[2] / "scripts" / "sim"
+    p = subprocess.run([sys.executable, str(sim), "--scenario", "fig8", "--quiet",
+                        "--engine", str(engine), "--plot", str(tmp_path)],
+                       capture_output=True, text=True, check=False, timeout=120)
+    assert p.returncode == 0, p.stderr
+    pngs = sorted(tmp_path.glob("*.png"))
+    assert len(pngs) == 2
+    assert all(f.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for f in pngs)
