@@ -13,6 +13,7 @@ import pytest
 TOP = Path(__file__).resolve().parents[2]
 SIM = TOP / "scripts" / "sim"
 ENGINE = Path(os.environ.get("RS_SIM_ENGINE", TOP / "build" / "bin" / "rs-sim"))
+SEED = os.environ.get("RS_SIM_SEED", "1")     # the scenario tests' seed
 
 _cache: dict[str, dict[str, Any]] = {}
 
@@ -22,7 +23,7 @@ def run_scenario(name: str, tmp: Path) -> dict[str, Any]:
     if name not in _cache:
         out = tmp / f"{name}.json"
         p = subprocess.run([sys.executable, str(SIM), "--scenario", name, "--json",
-                            str(out), "--quiet", "--engine", str(ENGINE)],
+                            str(out), "--quiet", "--engine", str(ENGINE), "--seed", SEED],
                            capture_output=True, text=True, check=False, timeout=300)
         assert p.returncode == 0, f"scripts/sim {name} failed:\n{p.stdout}\n{p.stderr}"
         _cache[name] = json.loads(out.read_text())
