@@ -112,7 +112,7 @@ def link_stats(mdir: str, t_lo: float, t_hi: float, link_bps: float) -> dict[str
         try:
             rows.append((float(r["t_epoch"]), int(r["bytes"]), int(r["drops"]),
                          int(r["backlog"])))
-        except (KeyError, ValueError):
+        except (KeyError, ValueError, TypeError):
             continue
     inside = [r for r in rows if t_lo - 0.3 <= r[0] <= t_hi + 0.3]
     if len(inside) < 2:
@@ -169,7 +169,7 @@ def analyse_mode(run_dir: str, mode: str, sc: dict) -> dict[str, Any]:
     for row in read_csv(os.path.join(mdir, "class_bytes.csv")):
         try:
             cls_bins.setdefault(row["class"], {})[float(row["bin_start"])] = int(row["bytes"])
-        except (KeyError, ValueError):
+        except (KeyError, ValueError, TypeError):
             stats.skipped += 1
     cls_bytes = {c: sum(v for t, v in d.items() if lo <= t < hi) for c, d in cls_bins.items()}
     total = sum(cls_bytes.values()) or 1
