@@ -22,18 +22,25 @@ enum { EST_URL, EST_HOST, EST_TYPE };
 
 int rs_est_init(struct rs_est *e, uint64_t default_size)
 {
-	int i;
-
 	memset(e, 0, sizeof(*e));
 	e->default_size = default_size;
-	for (i = 0; i < 3; i++) {
-		e->tab[i] = calloc(RS_EST_SLOTS, sizeof(struct rs_est_ent));
-		if (!e->tab[i]) {
-			rs_est_free(e);
-			return RS_ENOMEM;
-		}
-	}
 	return 0;
+}
+
+/* Tables are allocated at the first lesson (an end event, never a byte
+ * event); without memory the estimator simply does not learn. */
+static bool tables(struct rs_est *e)
+{
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		if (e->tab[i])
+			continue;
+		e->tab[i] = calloc(RS_EST_SLOTS, sizeof(struct rs_est_ent));
+		if (!e->tab[i])
+			return false;
+	}
+	return true;
 }
 
 void rs_est_free(struct rs_est *e)
@@ -114,6 +121,10 @@ void rs_est_learn(struct rs_est *e, const struct rs_req *r, bool size_ok,
 {
 	struct rs_est_ent *h;
 
+	if (!r->url_key && !r->host_key && !r->type_key)
+		goto global;	/* nothing to remember per key */
+	if (!tables(e))
+		return;
 	if (size_ok && r->bytes > 0) {
 		double size = (double)r->bytes;
 
@@ -124,18 +135,18 @@ void rs_est_learn(struct rs_est *e, const struct rs_req *r, bool size_ok,
 		if ((h = insert(e, EST_TYPE, r->type_key)))
 			h->size = ewma(h->size, size, 1.0 / 8);
 	}
-	if (rate > 0) {
+	if (rate > 0 && (h = insert(e, EST_HOST, r->host_key)))
+		h->rate = ewma(h->rate, rate, 1.0 / 4);
+	if (delay >= 0 && (h = insert(e, EST_HOST, r->host_key)))
+		h->delay = ewma(h->delay, delay > 0 ? delay : 1, 1.0 / 4);
+global:
+	if (rate > 0)
 		e->rate_avg = ewma(e->rate_avg, rate, 1.0 / 8);
-		if ((h = insert(e, EST_HOST, r->host_key)))
-			h->rate = ewma(h->rate, rate, 1.0 / 4);
-	}
 	if (delay >= 0) {
 		e->delay_avg = ewma(e->delay_avg, delay, 1.0 / 8);
 		if (delay >= e->delay_peak)
 			e->delay_peak = delay;
 		else
 			e->delay_peak -= (e->delay_peak - delay) / 16;
-		if ((h = insert(e, EST_HOST, r->host_key)))
-			h->delay = ewma(h->delay, delay > 0 ? delay : 1, 1.0 / 4);
 	}
 }

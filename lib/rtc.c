@@ -135,10 +135,13 @@ static void pop_finished(struct rs_sched *s, rs_time_ns now)
 	}
 }
 
-/* Second loop: admit the policy's next requests while bandwidth lasts. */
-static void admit(struct rs_sched *s, rs_time_ns now)
+/* Second loop: admit the policy's next requests while bandwidth lasts.
+ * Returns how many were admitted. */
+static unsigned admit(struct rs_sched *s, rs_time_ns now)
 {
-	for (;;) {
+	unsigned n = 0;
+
+	for (;; n++) {
 		uint32_t r = s->held;
 		struct rs_req *q;
 		rs_time_ns at = s->bw_time > now ? s->bw_time : now;
@@ -146,7 +149,7 @@ static void admit(struct rs_sched *s, rs_time_ns now)
 		if (r == RS_NIL) {
 			r = rs_policy_select(s);
 			if (r == RS_NIL)
-				return;
+				return n;
 			q = &s->req[r];
 			q->state = RS_ST_HELD;
 			s->cls[q->cls].pending++;
@@ -155,7 +158,7 @@ static void admit(struct rs_sched *s, rs_time_ns now)
 		}
 		q = &s->req[r];
 		if (q->bw > s->bw_avail)
-			return;
+			return n;
 		s->held = RS_NIL;
 		s->bw_avail -= q->bw;
 		s->bw_holders++;
@@ -185,8 +188,11 @@ void rs_rtc_run(struct rs_sched *s, rs_time_ns now)
 {
 	if (s->bw_time < now)
 		s->bw_time = now;
-	pop_finished(s, now);
-	admit(s, now);
+	/* A newly admitted response may itself finish within T_lookahead:
+	 * RTC would be scheduled in the past and run again at once. */
+	do
+		pop_finished(s, now);
+	while (admit(s, now));
 	release_due(s, now);
 }
 

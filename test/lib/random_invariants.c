@@ -1,0 +1,628 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * random_invariants.c - randomized test of libreqsched against a shadow
+ * model of what the caller knows, over every policy and controller.
+ *
+ * Each sequence builds a scheduler with a random configuration and class
+ * set, runs a random mix of events (enqueue, cancel, first byte, bytes,
+ * end - also twice -, cancel of released requests, foreign bytes, timers,
+ * expire, reconfigure, and misuse with bad ids and classes), then drains.
+ * Checked after every event:
+ *   - a request is released at most once, only while queued, and ended
+ *     exactly once (second end -> RS_ESTALE);
+ *   - at every release W - 1 < W+ (so W <= ceil(W+): the documented
+ *     rounding) for the window controllers;
+ *   - W, queued, per-class queued/outstanding and UC equal the model;
+ *   - a call that returns an error leaves every statistic unchanged;
+ *   - after rs_on_timer(now), rs_next_deadline() > now (no busy loop);
+ * and at the end of the sequence (liveness): every queued request gets
+ * released once responses end and timers fire; then W, queued, UC and the
+ * (class,user) entries are back to zero and released == ended,
+ * enqueued == released + cancelled + expired.
+ *
+ * Usage: random_invariants [SEQUENCES [SEED]]   (default 1000000, 1)
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reqsched.h"
+
+#define MAXREQ 48
+#define MAXCLS 6
+#define NAMES 8
+
+static const char *const pool[NAMES] = {
+	"c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7"
+};
+
+enum { S_NONE, S_QUEUED, S_RELEASED, S_GONE };
+
+struct sreq {
+	rs_id id;
+	int state;
+	int name;		/* index into pool: the class by name */
+	uint64_t user;
+	int first;
+};
+
+struct world {
+	struct rs_sched *s;
+	struct rs_config cfg;
+	struct sreq req[MAXREQ];
+	int nreq;
+	int cls[MAXCLS];	/* scheduler class index -> pool index */
+	int ncls;
+	rs_time_ns now;
+	uint64_t rng;
+	uint64_t enqueued, released, ended, cancelled, expired;
+	unsigned long seq;
+	const char *step;
+};
+
+static uint64_t rnd(struct world *w)
+{
+	uint64_t z = (w->rng += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static uint64_t below(struct world *w, uint64_t n)
+{
+	return n ? rnd(w) % n : 0;
+}
+
+#define FAIL(w, ...)                                                    \
+	do {                                                            \
+		fprintf(stderr, "FAIL seq %lu step %s: ", (w)->seq,     \
+			(w)->step);                                     \
+		fprintf(stderr, __VA_ARGS__);                           \
+		fprintf(stderr, "\n");                                  \
+		exit(1);                                                \
+	} while (0)
+
+static void on_release(void *ctx, rs_id id, void *cookie)
+{
+	struct world *w = ctx;
+	struct sreq *r;
+	struct rs_stats st;
+	int i = (int)(uintptr_t)cookie;
+
+	if (i < 0 || i >= w->nreq)
+		FAIL(w, "release with unknown cookie %d", i);
+	r = &w->req[i];
+	if (r->id == 0)
+		r->id = id;	/* released inside rs_enqueue() */
+	if (r->id != id)
+		FAIL(w, "release id mismatch");
+	if (r->state != S_QUEUED)
+		FAIL(w, "request %d released in state %d", i, r->state);
+	r->state = S_RELEASED;
+	w->released++;
+	rs_stats(w->s, &st);
+	if (w->cfg.controller != RS_WIN_RTC && !((double)st.W - 1 < st.W_max))
+		FAIL(w, "release with W %u > W+ %.3f", st.W, st.W_max);
+	if (w->cfg.controller == RS_WIN_FIXED && st.W > w->cfg.fixed_window)
+		FAIL(w, "fixed window %u exceeded: %u", w->cfg.fixed_window,
+		     st.W);
+}
+
+struct snap {
+	struct rs_stats g;
+	struct rs_class_stats c[MAXCLS];
+};
+
+static void take(const struct world *w, struct snap *sn)
+{
+	int i;
+
+	memset(sn, 0, sizeof(*sn));
+	rs_stats(w->s, &sn->g);
+	for (i = 0; i < w->ncls; i++)
+		rs_class_stats(w->s, i, &sn->c[i]);
+}
+
+static int class_of(const struct world *w, int name)
+{
+	int i;
+
+	for (i = 0; i < w->ncls; i++)
+		if (w->cls[i] == name)
+			return i;
+	return -1;
+}
+
+/* Model and library agree on every counter the caller can see. */
+static void check(struct world *w)
+{
+	struct rs_stats st;
+	unsigned q = 0, o = 0, cq[MAXCLS] = { 0 }, co[MAXCLS] = { 0 };
+	unsigned uc[MAXCLS] = { 0 }, users = 0;
+	int i, j, c;
+
+	for (i = 0; i < w->nreq; i++) {
+		struct sreq *r = &w->req[i];
+		bool dup = false;
+
+		if (r->state != S_QUEUED && r->state != S_RELEASED)
+			continue;
+		c = class_of(w, r->name);
+		if (c < 0)
+			FAIL(w, "live request in a class that is gone");
+		if (r->state == S_QUEUED) {
+			q++;
+			cq[c]++;
+		} else {
+			o++;
+			co[c]++;
+		}
+		for (j = 0; j < i && !dup; j++)
+			dup = (w->req[j].state == S_QUEUED ||
+			       w->req[j].state == S_RELEASED) &&
+			      w->req[j].name == r->name &&
+			      w->req[j].user == r->user;
+		if (!dup) {
+			uc[c]++;
+			users++;
+		}
+	}
+	rs_stats(w->s, &st);
+	if (st.W != o || st.queued != q)
+		FAIL(w, "W %u/%u queued %u/%u (lib/model)", st.W, o, st.queued, q);
+	if (st.released != w->released || st.ended != w->ended ||
+	    st.cancelled != w->cancelled || st.expired != w->expired)
+		FAIL(w, "global counters differ");
+	if (st.users < users || (!w->cfg.sff && st.users != users))
+		FAIL(w, "users %u, model %u", st.users, users);
+	if (rs_class_count(w->s) != w->ncls)
+		FAIL(w, "class count");
+	for (c = 0; c < w->ncls; c++) {
+		struct rs_class_stats cs;
+
+		rs_class_stats(w->s, c, &cs);
+		if (strcmp(cs.name, pool[w->cls[c]]) != 0)
+			FAIL(w, "class %d name %s", c, cs.name);
+		if (cs.queued != cq[c] || cs.outstanding != co[c] ||
+		    cs.active_users != uc[c])
+			FAIL(w, "class %d queued %u/%u out %u/%u uc %u/%u", c,
+			     cs.queued, cq[c], cs.outstanding, co[c],
+			     cs.active_users, uc[c]);
+		if (!isfinite(cs.service))
+			FAIL(w, "class %d service not finite", c);
+	}
+}
+
+static void expect_unchanged(struct world *w, const struct snap *before)
+{
+	struct snap after;
+
+	take(w, &after);
+	if (memcmp(before, &after, sizeof(after)) != 0)
+		FAIL(w, "an error return changed the statistics");
+}
+
+static void random_config(struct world *w, struct rs_config *cfg)
+{
+	static const uint64_t links[] = { 64000, 2000000, 10000000, 1000000000 };
+
+	rs_config_default(cfg);
+	cfg->policy = (enum rs_policy)below(w, 3);
+	cfg->sff = below(w, 3) == 0;
+	cfg->controller = (enum rs_controller)below(w, 4);
+	cfg->link_bps = links[below(w, 4)];
+	cfg->target_util = 0.5 + (double)below(w, 51) / 100;
+	cfg->update_interval = 1000000 + below(w, 500000000);
+	cfg->K = 1 + (double)below(w, 3);
+	cfg->F = 1 + (unsigned)below(w, 8);
+	cfg->fixed_window = 1 + (unsigned)below(w, 4);
+	cfg->initial_window = 1 + (double)below(w, 3) / 2;
+	cfg->max_window = below(w, 3) == 0 ? 2 + (double)below(w, 6) : 0;
+	cfg->drr_quantum = 100 + below(w, 50000);
+	cfg->drr_compensation = below(w, 4) != 0;
+	cfg->default_size = 1 + below(w, 60000);
+	cfg->sff_threshold = below(w, 30000);
+	cfg->sff_flow_timeout = below(w, 2000000000);
+	cfg->sff_alpha = 1 + (unsigned)below(w, 4);
+	cfg->max_queued = below(w, 4) == 0 ? 1 + below(w, 8) : 0;
+}
+
+static void ev_enqueue(struct world *w)
+{
+	struct rs_req_info info;
+	struct sreq *r;
+	struct snap before;
+	int cls, err, i;
+	uint64_t queued = 0;
+	rs_id id = 0;
+
+	if (w->nreq >= MAXREQ)
+		return;
+	cls = (int)below(w, (uint64_t)w->ncls + 1) - (below(w, 8) == 0);
+	info.url_key = below(w, 6);
+	info.host_key = below(w, 4);
+	info.type_key = below(w, 3);
+	info.est_size = below(w, 3) ? 0 : 1 + below(w, 100000);
+	i = w->nreq;
+	r = &w->req[i];
+	r->user = below(w, 5);
+	r->first = 0;
+	r->state = S_QUEUED;	/* the callback may fire inside */
+	r->id = 0;
+	for (int k = 0; k < w->nreq; k++)
+		queued += w->req[k].state == S_QUEUED;
+	take(w, &before);
+	w->nreq++;
+	if (cls >= 0 && cls < w->ncls)
+		r->name = w->cls[cls];
+	err = rs_enqueue(w->s, cls, r->user, below(w, 4) ? &info : NULL,
+			 (void *)(uintptr_t)i, w->now, &id);
+	if (cls < 0 || cls >= w->ncls) {
+		w->nreq--;
+		if (err != RS_ENOCLASS)
+			FAIL(w, "enqueue to class %d: %d", cls, err);
+		expect_unchanged(w, &before);
+		return;
+	}
+	if (w->cfg.max_queued && queued >= w->cfg.max_queued) {
+		w->nreq--;
+		if (err != RS_EFULL)
+			FAIL(w, "max_queued not enforced: %d", err);
+		return;
+	}
+	if (err)
+		FAIL(w, "enqueue failed: %d", err);
+	if (r->id != 0 && r->id != id)
+		FAIL(w, "released id differs from the returned id");
+	r->id = id;
+	w->enqueued++;
+}
+
+static struct sreq *pick(struct world *w)
+{
+	return w->nreq ? &w->req[below(w, (uint64_t)w->nreq)] : NULL;
+}
+
+static void ev_cancel(struct world *w)
+{
+	struct sreq *r = pick(w);
+	struct snap before;
+	int err, want;
+
+	if (!r)
+		return;
+	want = r->state == S_QUEUED ? 0 :
+	       r->state == S_RELEASED ? RS_ESTATE : RS_ESTALE;
+	take(w, &before);
+	err = rs_cancel(w->s, r->id, w->now);
+	if (err != want)
+		FAIL(w, "cancel in state %d: %d, want %d", r->state, err, want);
+	if (err)
+		expect_unchanged(w, &before);
+	else {
+		r->state = S_GONE;
+		w->cancelled++;
+	}
+}
+
+static void ev_first_byte(struct world *w)
+{
+	struct sreq *r = pick(w);
+	struct snap before;
+	int err, want;
+
+	if (!r)
+		return;
+	want = r->state == S_RELEASED ? (r->first ? RS_ESTATE : 0) :
+	       r->state == S_QUEUED ? RS_ESTATE : RS_ESTALE;
+	take(w, &before);
+	err = rs_on_first_byte(w->s, r->id,
+			       below(w, 2) ? (int64_t)below(w, 200000) : -1,
+			       w->now);
+	if (err != want)
+		FAIL(w, "first byte in state %d: %d, want %d", r->state, err,
+		     want);
+	if (err)
+		expect_unchanged(w, &before);
+	else
+		r->first = 1;
+}
+
+static void ev_bytes(struct world *w)
+{
+	struct sreq *r = pick(w);
+	struct snap before;
+	int err, want;
+
+	if (!r)
+		return;
+	want = r->state == S_RELEASED ? 0 :
+	       r->state == S_QUEUED ? RS_ESTATE : RS_ESTALE;
+	take(w, &before);
+	err = rs_on_bytes(w->s, r->id, below(w, 70000), w->now);
+	if (err != want)
+		FAIL(w, "bytes in state %d: %d, want %d", r->state, err, want);
+	if (err)
+		expect_unchanged(w, &before);
+}
+
+static void ev_end(struct world *w, struct sreq *r)
+{
+	struct snap before;
+	int err, want;
+
+	if (!r)
+		return;
+	want = r->state == S_RELEASED ? 0 :
+	       r->state == S_QUEUED ? RS_ESTATE : RS_ESTALE;
+	take(w, &before);
+	if (r->state == S_RELEASED)
+		r->state = S_GONE;	/* releases may fire inside */
+	err = rs_on_end(w->s, r->id, below(w, 4) == 0, w->now);
+	if (err != want)
+		FAIL(w, "end: %d, want %d", err, want);
+	if (err)
+		expect_unchanged(w, &before);
+	else
+		w->ended++;
+}
+
+static void ev_timer(struct world *w)
+{
+	rs_time_ns d = rs_next_deadline(w->s);
+
+	if (d != UINT64_MAX && d > w->now && below(w, 2))
+		w->now = d;
+	rs_on_timer(w->s, w->now);
+	d = rs_next_deadline(w->s);
+	if (d <= w->now)
+		FAIL(w, "deadline %" PRIu64 " not after now %" PRIu64, d, w->now);
+}
+
+static void ev_expire(struct world *w)
+{
+	rs_id ids[4];
+	void *cookies[4];
+	size_t n, k;
+	rs_time_ns wait = below(w, 2000000000);
+
+	n = rs_expire(w->s, w->now, wait, ids, cookies, 1 + below(w, 4));
+	for (k = 0; k < n; k++) {
+		int i = (int)(uintptr_t)cookies[k];
+
+		if (i < 0 || i >= w->nreq || w->req[i].id != ids[k] ||
+		    w->req[i].state != S_QUEUED)
+			FAIL(w, "expired a request that was not queued");
+		w->req[i].state = S_GONE;
+		w->expired++;
+	}
+}
+
+static void ev_foreign(struct world *w)
+{
+	struct snap before;
+	int cls = (int)below(w, (uint64_t)w->ncls + 1);
+	int err;
+
+	take(w, &before);
+	err = rs_on_foreign_bytes(w->s, cls, below(w, 5), below(w, 50000),
+				  w->now);
+	if (cls >= w->ncls) {
+		if (err != RS_ENOCLASS)
+			FAIL(w, "foreign bytes to a bad class: %d", err);
+		expect_unchanged(w, &before);
+	} else if (err) {
+		FAIL(w, "foreign bytes: %d", err);
+	}
+}
+
+static void ev_reconfigure(struct world *w)
+{
+	struct rs_config cfg;
+	const char *names[MAXCLS];
+	double weights[MAXCLS];
+	int pick_name[MAXCLS], n = 1 + (int)below(w, MAXCLS), i, j, def;
+	int err, used[NAMES] = { 0 };
+
+	for (i = 0; i < n; i++) {
+		do
+			j = (int)below(w, NAMES);
+		while (used[j]);
+		used[j] = 1;
+		pick_name[i] = j;
+		names[i] = pool[j];
+		weights[i] = 0.25 + (double)below(w, 16) / 2;
+	}
+	def = (int)below(w, (uint64_t)n);
+	random_config(w, &cfg);
+	if (below(w, 10) == 0) {	/* misuse: bad default */
+		struct snap before;
+
+		take(w, &before);
+		err = rs_reconfigure(w->s, &cfg, names, weights, n, "nope", w->now);
+		if (err != RS_ENOCLASS)
+			FAIL(w, "reconfigure with a bad default: %d", err);
+		expect_unchanged(w, &before);
+		return;
+	}
+	/* the model: live requests of removed classes go to the default */
+	for (i = 0; i < w->nreq; i++) {
+		struct sreq *r = &w->req[i];
+
+		if (r->state == S_QUEUED || r->state == S_RELEASED) {
+			if (!used[r->name])
+				r->name = pick_name[def];
+		}
+	}
+	for (i = 0; i < n; i++)
+		w->cls[i] = pick_name[i];
+	w->ncls = n;
+	w->cfg = cfg;
+	err = rs_reconfigure(w->s, &cfg, names, weights, n, names[def], w->now);
+	if (err)
+		FAIL(w, "reconfigure: %d", err);
+}
+
+static void ev_misuse(struct world *w)
+{
+	struct snap before;
+	rs_id bogus = rnd(w);
+
+	int i;
+
+	for (i = 0; i < w->nreq; i++)
+		if (w->req[i].id == bogus)
+			return;		/* a 2^-58 coincidence: not misuse */
+	take(w, &before);
+	if (rs_on_bytes(w->s, bogus, 1, w->now) != RS_ESTALE ||
+	    rs_cancel(w->s, bogus, w->now) != RS_ESTALE ||
+	    rs_on_end(w->s, bogus, false, w->now) != RS_ESTALE)
+		FAIL(w, "bogus id accepted");
+	expect_unchanged(w, &before);
+}
+
+/* Releases every queued request and ends every response (liveness), then
+ * checks that the scheduler is idle and balanced. */
+static void drain(struct world *w)
+{
+	int rounds, i, live;
+	struct rs_stats st;
+
+	w->step = "drain";
+	for (rounds = 0; rounds < 100000; rounds++) {
+		live = 0;
+		for (i = 0; i < w->nreq; i++)
+			if (w->req[i].state == S_RELEASED) {
+				ev_end(w, &w->req[i]);
+				live = 1;
+			}
+		for (i = 0; i < w->nreq; i++)
+			live |= w->req[i].state == S_QUEUED;
+		if (!live)
+			break;
+		/* nothing outstanding: a timer must make progress */
+		{
+			rs_time_ns d = rs_next_deadline(w->s);
+
+			if (d == UINT64_MAX)
+				FAIL(w, "queued requests but no deadline and W = 0");
+			if (d > w->now)
+				w->now = d;
+			rs_on_timer(w->s, w->now);
+		}
+	}
+	if (rounds == 100000)
+		FAIL(w, "queued requests never released");
+	check(w);
+	w->now += 1000 * RS_NSEC_PER_SEC;	/* past every flow timeout */
+	rs_on_timer(w->s, w->now);
+	rs_stats(w->s, &st);
+	if (st.W || st.queued || st.users)
+		FAIL(w, "not idle: W %u queued %u users %u", st.W, st.queued,
+		     st.users);
+	if (st.released != st.ended ||
+	    w->enqueued != st.released + st.cancelled + st.expired)
+		FAIL(w, "unbalanced: enq %" PRIu64 " rel %" PRIu64 " end %" PRIu64,
+		     w->enqueued, st.released, st.ended);
+	for (i = 0; i < w->ncls; i++) {
+		struct rs_class_stats cs;
+
+		rs_class_stats(w->s, i, &cs);
+		if (cs.active_users || cs.queued || cs.outstanding)
+			FAIL(w, "class %d not idle", i);
+	}
+}
+
+static void one_sequence(struct world *w)
+{
+	int n, i, events;
+
+	memset(w->req, 0, sizeof(w->req));
+	w->nreq = 0;
+	w->enqueued = w->released = w->ended = w->cancelled = w->expired = 0;
+	w->now = below(w, 1000000000);
+	w->step = "new";
+	random_config(w, &w->cfg);
+	w->s = rs_new(&w->cfg, on_release, w);
+	if (!w->s)
+		FAIL(w, "rs_new");
+	n = 1 + (int)below(w, 4);
+	w->ncls = 0;
+	for (i = 0; i < n; i++) {
+		int name = (int)below(w, NAMES), c;
+
+		c = rs_class_add(w->s, pool[name], 0.5 + (double)below(w, 8));
+		if (class_of(w, name) >= 0) {
+			if (c != RS_EEXIST)
+				FAIL(w, "duplicate class accepted");
+			continue;
+		}
+		if (c != w->ncls)
+			FAIL(w, "class index %d", c);
+		w->cls[w->ncls++] = name;
+	}
+	events = 4 + (int)below(w, 28);
+	for (i = 0; i < events; i++) {
+		uint64_t e = below(w, 100);
+
+		w->now += below(w, 4) ? below(w, 50000000) : 0;
+		if (e < 30) {
+			w->step = "enqueue";
+			ev_enqueue(w);
+		} else if (e < 38) {
+			w->step = "cancel";
+			ev_cancel(w);
+		} else if (e < 46) {
+			w->step = "first byte";
+			ev_first_byte(w);
+		} else if (e < 62) {
+			w->step = "bytes";
+			ev_bytes(w);
+		} else if (e < 78) {
+			w->step = "end";
+			ev_end(w, pick(w));
+		} else if (e < 85) {
+			w->step = "timer";
+			ev_timer(w);
+		} else if (e < 89) {
+			w->step = "expire";
+			ev_expire(w);
+		} else if (e < 93) {
+			w->step = "foreign";
+			ev_foreign(w);
+		} else if (e < 96) {
+			w->step = "reconfigure";
+			ev_reconfigure(w);
+		} else {
+			w->step = "misuse";
+			ev_misuse(w);
+		}
+		check(w);
+	}
+	drain(w);
+	rs_free(w->s);
+	w->s = NULL;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long n = argc > 1 ? strtoul(argv[1], NULL, 10) : 1000000;
+	struct world w;
+
+	memset(&w, 0, sizeof(w));
+	w.rng = argc > 2 ? strtoull(argv[2], NULL, 10) : 1;
+	printf("random_invariants: %lu sequences, seed %" PRIu64 "\n", n, w.rng);
+	fflush(stdout);
+	for (w.seq = 0; w.seq < n; w.seq++) {
+		one_sequence(&w);
+		if ((w.seq + 1) % 100000 == 0) {
+			printf("  %lu sequences ok\n", w.seq + 1);
+			fflush(stdout);
+		}
+	}
+	printf("random_invariants: all %lu sequences passed\n", n);
+	return 0;
+}
