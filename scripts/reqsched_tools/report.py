@@ -163,7 +163,6 @@ def analyse_mode(run_dir: str, mode: str, sc: dict) -> dict[str, Any]:
     t0 = float(rp["t0_epoch"])
     link_bps = float(sc["downlink_bps"])
     classes = sc["classes"]
-    bin_s = float(rp.get("bin_s", 1.0))
 
     cls_bins: dict[str, dict[float, int]] = {c["name"]: {} for c in classes}
     for row in read_csv(os.path.join(mdir, "class_bytes.csv")):

@@ -20,7 +20,6 @@ import random
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
