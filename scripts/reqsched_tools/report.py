@@ -326,8 +326,9 @@ def draw_plots(results: list[dict], sc: dict, run_dir: str) -> list[str]:
     # 1. per-class throughput over time (Fig. 8)
     n = len(results)
     fig, axes = plt.subplots(n, 1, figsize=(9, 1.9 * n + 1), sharex=True, squeeze=False)
+    half = float(sc.get("timeline_bin_s", 5)) / 2
     for ax, r in zip(axes[:, 0], results):
-        ts = [e["t"] for e in r["timeline"]]
+        ts = [e["t"] - half for e in r["timeline"]]      # plotted at the bin centres
         for name in names:
             ax.plot(ts, [e["class_bps"].get(name, 0) / 1e6 for e in r["timeline"]],
                     label=name, color=colors[name], lw=1.6)

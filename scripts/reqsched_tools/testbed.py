@@ -307,6 +307,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.modes:
             sc.modes = [scenario.parse_mode(m, sc.reqsched_window, sc.reqsched_target_utilization)
                         for m in args.modes.split(",") if m.strip()]
+        if args.time_scale:
+            f = args.time_scale
+            if not 0.01 <= f <= 100:
+                raise scenario.ScenarioError("--time-scale must be in [0.01, 100]")
+            sc.duration_s *= f
+            sc.warmup_s *= f
+            sc.cross_period_s *= f
+            sc.cross_start_s *= f
+            sc.timeline_bin_s = max(1.0, round(sc.timeline_bin_s * f))
+            for c in sc.classes:
+                c.phases = [(a * f, b * f) for a, b in c.phases]
         if args.update_interval:
             sc.reqsched_update_interval_s = args.update_interval
         if args.duration:
@@ -428,6 +439,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     r.add_argument("--modes", help="comma-separated: stock,delay-pools,htb,msf,rfq,drr,msf+sff, "
                                    "POLICY[+sff][:WINDOW][@U]")
     r.add_argument("--duration", type=float, help="override duration_s (phases are clipped)")
+    r.add_argument("--time-scale", type=float,
+                   help="multiply every time of the scenario (duration, warm-up, phases, "
+                        "cross-traffic periods) by this factor, e.g. 0.25")
     r.add_argument("--warmup", type=float, help="override warmup_s (not measured)")
     r.add_argument("--update-interval", type=int,
                    help="override reqsched.update_interval_s (seconds)")
