@@ -235,6 +235,17 @@ def analyse_mode(run_dir: str, mode: str, sc: dict) -> dict[str, Any]:
             e["link_util"] = round((ts[-1][1] - ts[0][1]) * 8 / (link_bps * (ts[-1][0] - ts[0][0])), 4)
         timeline.append(e)
 
+    # per phase (between consecutive phase boundaries of any class): class bit/s
+    bounds = sorted({0.0, duration} | {min(max(float(x), 0.0), duration)
+                                       for c in classes for p in c.get("phases", []) for x in p})
+    phases = []
+    if len(bounds) > 2:
+        for a, b in zip(bounds, bounds[1:]):
+            if b - a >= 1.0:
+                phases.append({"start": a, "end": b, "class_bps": {
+                    n: round(sum(v for t, v in d.items() if a <= t < b) * 8 / (b - a))
+                    for n, d in cls_bins.items()}})
+
     return {
         "scenario": sc.get("name"), "mode": mode, "link_bps": link_bps,
         "duration_s": round(span, 3), "warmup_s": warm,
@@ -252,6 +263,7 @@ def analyse_mode(run_dir: str, mode: str, sc: dict) -> dict[str, Any]:
                           "known": queued_known},
         "classes": out_classes,
         "timeline": timeline,
+        "phases": phases,
         "parse_skipped": stats.skipped,
         "_latencies_ms": all_lat,
     }
@@ -304,6 +316,15 @@ def table(results: list[dict], sc: dict, run_dir: str) -> str:
             f"{fmt(r['queue_wait_ms']['mean'], '6.0f'):>6} "
             f"{fmt(r['bottleneck_queue_delay_ms_mean'], '6.0f'):>6} "
             f"{fmt(r['squid_cpu_s'], '6.2f'):>6}")
+    if any(r.get("phases") for r in results):
+        names = [c["name"] for c in sc["classes"]]
+        lines.append("")
+        lines.append("per phase, Mbit/s (" + " / ".join(names) + "):")
+        for r in results:
+            cells = [f"{p['start']:.0f}-{p['end']:.0f}s " +
+                     "/".join(f"{p['class_bps'][n] / 1e6:.2f}" for n in names)
+                     for p in r["phases"]]
+            lines.append(f"  {r['mode']:<12} " + "   ".join(cells))
     if sc.get("name") == "field-trial":
         lines.append("")
         lines.append("MSF-RS paper (field trial, 200 s): 1.03 / 0.52 / 0.26 Mbit/s per class; "
