@@ -45,15 +45,20 @@ struct rs_req {
 	uint32_t user;		/* index into the user table entries */
 	uint32_t next, prev;	/* class sub-queue links, or free list */
 	uint32_t gnext, gprev;	/* global FIFO of waiting requests */
-	uint32_t hpos_rel;	/* rtc release heap position */
-	uint32_t hpos_ft;	/* rtc finish heap position */
 	uint8_t state;
 	uint8_t sub;		/* sff sub-queue: 0 priority, 1 best effort */
 	uint8_t flags;
 	uint8_t pad;
-	double bw;		/* rtc: estimated rate, bytes/s */
-	rs_time_ns ft;		/* rtc: estimated finish time */
-	rs_time_ns delay;	/* rtc: estimated Delay_resp */
+};
+
+/* rtc state of a request, in an array parallel to the requests that
+ * exists only while the controller is rtc. */
+struct rs_rtcq {
+	double bw;		/* estimated rate req.BW, bytes/s */
+	rs_time_ns ft;		/* estimated finishing time req.FT */
+	rs_time_ns delay;	/* estimated Delay_resp req.D */
+	uint32_t hpos_rel;	/* position in H_RELEASE */
+	uint32_t hpos_ft;	/* position in H_FT */
 };
 
 /* One (class,user) pair: ReqFromUser[j] and the sff recent service. */
@@ -66,11 +71,18 @@ struct rs_user {
 	uint32_t idle_next, idle_prev;	/* idle list (count 0, sff) or free list */
 };
 
+/* Open addressing index slot: entry + 1 (0 = empty) and the entry's hash,
+ * so probes and deletions rarely touch the entries themselves. */
+struct rs_uslot {
+	uint32_t idx1;
+	uint32_t hash;
+};
+
 struct rs_users {
 	struct rs_user *ent;
 	uint32_t nent, cap;	/* entries in use / allocated */
 	uint32_t free_head;
-	uint32_t *slot;		/* open addressing index: entry + 1, 0 = empty */
+	struct rs_uslot *slot;	/* linear probing, load <= 1/2 */
 	uint32_t nslot;		/* power of two */
 	uint32_t idle_head, idle_tail;	/* count == 0 entries kept for sff */
 	uint32_t alive;		/* entries in use */
@@ -82,30 +94,30 @@ struct rs_subq {
 };
 
 struct rs_class {
-	char *name;
-	double weight;
-	uint32_t uc;		/* active users UC */
-	uint32_t nq;		/* requests in the sub-queues */
-	uint32_t pending;	/* HELD + SCHEDULED */
-	uint32_t outstanding;	/* RELEASED */
-	struct rs_subq q[2];	/* [0] priority (or the only queue), [1] best effort */
-	/* msf / rfq */
-	double sc;		/* service counter SC */
+	/* hot: touched by every byte event (first cache line) */
+	uint64_t bytes;		/* scheduled + foreign */
 	uint64_t sc_pending;	/* bytes not yet folded into sc */
+	double sc;		/* service counter SC */
+	double weight;
 	uint32_t sc_epoch;	/* sc is valid only in the scheduler's epoch */
+	uint32_t uc;		/* active users UC */
 	uint32_t hpos_ready;	/* position in the ready heap (nq > 0) */
 	uint32_t hpos_active;	/* position in the active heap (uc > 0) */
+	uint32_t nq;		/* requests in the sub-queues */
 	uint8_t dirty;		/* on the dirty list */
 	uint8_t in_round;	/* drr: on the active round-robin list */
 	uint8_t visiting;	/* drr: quantum already added for this visit */
 	uint8_t sff_turn;	/* sff: sub-queue whose turn it is */
-	/* drr */
-	double dc;		/* deficit counter */
+	struct rs_subq q[2];	/* [0] priority (or the only queue), [1] best effort */
+	/* warm: queue and drr state */
+	uint32_t pending;	/* HELD + SCHEDULED */
+	uint32_t outstanding;	/* RELEASED */
+	double dc;		/* drr deficit counter */
 	uint32_t rr_next, rr_prev;
-	/* sff */
-	double sff_dc[2];
-	/* statistics */
-	uint64_t bytes, foreign_bytes;
+	double sff_dc[2];	/* sff group deficit counters */
+	/* cold: statistics and name */
+	char *name;
+	uint64_t foreign_bytes;
 	uint64_t released, cancelled, ended, aborted, expired;
 	uint64_t bytes_at_tick;
 	double throughput_bps;
@@ -117,6 +129,27 @@ struct rs_heap {
 	uint32_t *item;
 	uint32_t n, cap;
 };
+
+/* Class heap keyed by a copy of (SC, w*UC): comparisons never touch the
+ * class structures (cache friendly with 10,000 classes). */
+struct rs_kent {
+	double sc;
+	double wuc;		/* tie break: larger w*UC first (ready heap) */
+	uint32_t c;
+};
+
+struct rs_kheap {
+	struct rs_kent *ent;
+	uint32_t n, cap;
+	bool by_wuc;		/* ready heap: ties by w*UC; active: by index */
+};
+
+int rs_kheap_reserve(struct rs_kheap *h, uint32_t cap);
+void rs_kheap_free(struct rs_kheap *h);
+static inline uint32_t rs_kheap_top(const struct rs_kheap *h)
+{
+	return h->n ? h->ent[0].c : RS_NIL;
+}
 
 /* Response size / rate / delay estimator (bounded memory). */
 struct rs_est_ent {
@@ -152,8 +185,8 @@ struct rs_sched {
 	struct rs_users users;
 
 	/* msf / rfq */
-	struct rs_heap ready;	/* classes with nq > 0, by (sc, -w*uc) */
-	struct rs_heap active;	/* classes with uc > 0, by sc */
+	struct rs_kheap ready;	/* classes with nq > 0, by (sc, -w*uc) */
+	struct rs_kheap active;	/* classes with uc > 0, by sc */
 	uint32_t *dirty;	/* classes with sc_pending bytes */
 	uint32_t ndirty;
 	uint32_t sc_epoch;
@@ -179,6 +212,8 @@ struct rs_sched {
 	bool aimd_limited;
 
 	/* rtc */
+	struct rs_rtcq *rq;	/* rtc: per request slot */
+	uint32_t rq_cap;
 	struct rs_heap h_ft;	/* released/scheduled requests by ft */
 	struct rs_heap h_rel;	/* scheduled requests by planned release */
 	double bw_avail;	/* BW: bytes/s not promised to responses */
@@ -201,12 +236,6 @@ struct rs_heap_ops {
 	rs_heap_setpos setpos;
 };
 int rs_heap_reserve(struct rs_heap *h, uint32_t cap);
-void rs_heap_push(struct rs_sched *s, struct rs_heap *h,
-		  const struct rs_heap_ops *ops, uint32_t item);
-void rs_heap_remove(struct rs_sched *s, struct rs_heap *h,
-		    const struct rs_heap_ops *ops, uint32_t pos);
-void rs_heap_fix(struct rs_sched *s, struct rs_heap *h,
-		 const struct rs_heap_ops *ops, uint32_t pos);
 static inline uint32_t rs_heap_top(const struct rs_heap *h)
 {
 	return h->n ? h->item[0] : RS_NIL;
@@ -230,11 +259,12 @@ void rs_users_idle_add(struct rs_users *u, uint32_t idx);
 void rs_sc_class_activate(struct rs_sched *s, uint32_t c);
 void rs_sc_class_deactivate(struct rs_sched *s, uint32_t c);
 void rs_sc_uc_changed(struct rs_sched *s, uint32_t c);
-void rs_sc_add_bytes(struct rs_sched *s, uint32_t c, uint64_t n);
 void rs_sc_flush(struct rs_sched *s);
 void rs_sc_flush_class(struct rs_sched *s, uint32_t c);
 double rs_sc_value(const struct rs_sched *s, uint32_t c);
-extern const struct rs_heap_ops rs_ready_ops, rs_active_ops;
+void rs_ready_add(struct rs_sched *s, uint32_t c);
+void rs_ready_del(struct rs_sched *s, uint32_t c);
+void rs_active_add(struct rs_sched *s, uint32_t c);
 
 /* queue.c: class sub-queues, global FIFO, policy-independent selection */
 void rs_q_push(struct rs_sched *s, uint32_t r);
@@ -278,8 +308,9 @@ void rs_window_on_end(struct rs_sched *s, rs_time_ns now);
 void rs_do_release(struct rs_sched *s, uint32_t r, rs_time_ns now);
 
 /* rtc.c */
-extern const struct rs_heap_ops rs_ft_ops, rs_rel_ops;
 void rs_rtc_init(struct rs_sched *s);
+int rs_rtc_reserve(struct rs_sched *s, uint32_t cap);
+void rs_rtc_slot_init(struct rs_sched *s, uint32_t r);
 void rs_rtc_run(struct rs_sched *s, rs_time_ns now);
 void rs_rtc_first_byte(struct rs_sched *s, uint32_t r, uint64_t size,
 		       rs_time_ns now);
@@ -302,6 +333,26 @@ static inline bool rs_uses_sc(const struct rs_sched *s)
 static inline uint64_t rs_sat_add(uint64_t a, uint64_t b)
 {
 	return a + b < a ? UINT64_MAX : a + b;
+}
+
+/* msf/rfq: bytes of class c (byte events: O(1), no allocation). */
+static inline void rs_sc_add_bytes(struct rs_sched *s, uint32_t c, uint64_t n)
+{
+	struct rs_class *k = &s->cls[c];
+
+	if (!rs_uses_sc(s) || !n)
+		return;
+	if (k->sc_epoch != s->sc_epoch) {
+		/* idle since the last reset: its SC is 0 */
+		k->sc = 0;
+		k->sc_pending = 0;
+		k->sc_epoch = s->sc_epoch;
+	}
+	k->sc_pending = rs_sat_add(k->sc_pending, n);
+	if (!k->dirty) {
+		k->dirty = 1;
+		s->dirty[s->ndirty++] = c;
+	}
 }
 
 #endif /* REQSCHED_INTERNAL_H */

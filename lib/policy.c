@@ -15,6 +15,8 @@
  * decision that reads SC and before UC changes, so the result is the same
  * as updating SC on every byte event.
  */
+#include <stdlib.h>
+
 #include "internal.h"
 
 static double divisor(const struct rs_sched *s, const struct rs_class *c)
@@ -24,48 +26,144 @@ static double divisor(const struct rs_sched *s, const struct rs_class *c)
 	return c->weight;
 }
 
-static bool ready_less(const struct rs_sched *s, uint32_t a, uint32_t b)
+static inline bool kless(const struct rs_kheap *h, const struct rs_kent *a,
+			 const struct rs_kent *b)
 {
-	const struct rs_class *ca = &s->cls[a], *cb = &s->cls[b];
-	double pa, pb;
-
-	if (ca->sc != cb->sc)
-		return ca->sc < cb->sc;
-	pa = ca->weight * ca->uc;
-	pb = cb->weight * cb->uc;
-	if (pa != pb)
-		return pa > pb;
-	return a < b;
+	if (a->sc != b->sc)
+		return a->sc < b->sc;
+	if (h->by_wuc && a->wuc != b->wuc)
+		return a->wuc > b->wuc;
+	return a->c < b->c;
 }
 
-static void ready_setpos(struct rs_sched *s, uint32_t c, uint32_t pos)
+static inline void kset(struct rs_sched *s, struct rs_kheap *h, uint32_t pos,
+			const struct rs_kent *e)
 {
-	s->cls[c].hpos_ready = pos;
+	h->ent[pos] = *e;
+	if (h == &s->ready)
+		s->cls[e->c].hpos_ready = pos;
+	else
+		s->cls[e->c].hpos_active = pos;
 }
 
-static bool active_less(const struct rs_sched *s, uint32_t a, uint32_t b)
+static uint32_t ksift_up(struct rs_sched *s, struct rs_kheap *h, uint32_t pos,
+			 struct rs_kent e)
 {
-	if (s->cls[a].sc != s->cls[b].sc)
-		return s->cls[a].sc < s->cls[b].sc;
-	return a < b;
+	while (pos > 0) {
+		uint32_t parent = (pos - 1) / 2;
+
+		if (!kless(h, &e, &h->ent[parent]))
+			break;
+		kset(s, h, pos, &h->ent[parent]);
+		pos = parent;
+	}
+	kset(s, h, pos, &e);
+	return pos;
 }
 
-static void active_setpos(struct rs_sched *s, uint32_t c, uint32_t pos)
+static void ksift_down(struct rs_sched *s, struct rs_kheap *h, uint32_t pos,
+		       struct rs_kent e)
 {
-	s->cls[c].hpos_active = pos;
+	for (;;) {
+		uint32_t child = 2 * pos + 1;
+
+		if (child >= h->n)
+			break;
+		if (child + 1 < h->n && kless(h, &h->ent[child + 1], &h->ent[child]))
+			child++;
+		if (!kless(h, &h->ent[child], &e))
+			break;
+		kset(s, h, pos, &h->ent[child]);
+		pos = child;
+	}
+	kset(s, h, pos, &e);
 }
 
-const struct rs_heap_ops rs_ready_ops = { ready_less, ready_setpos };
-const struct rs_heap_ops rs_active_ops = { active_less, active_setpos };
+static struct rs_kent key_of(const struct rs_sched *s, uint32_t c)
+{
+	const struct rs_class *k = &s->cls[c];
+	struct rs_kent e = { k->sc, k->weight * k->uc, c };
+
+	return e;
+}
+
+/* Refresh the key of the entry at pos from its class and restore order. */
+static void kfix(struct rs_sched *s, struct rs_kheap *h, uint32_t pos)
+{
+	struct rs_kent e = key_of(s, h->ent[pos].c);
+
+	if (ksift_up(s, h, pos, e) == pos)
+		ksift_down(s, h, pos, e);
+}
+
+static void kpush(struct rs_sched *s, struct rs_kheap *h, uint32_t c)
+{
+	ksift_up(s, h, h->n++, key_of(s, c));
+}
+
+static void kremove(struct rs_sched *s, struct rs_kheap *h, uint32_t pos)
+{
+	struct rs_kent last = h->ent[--h->n];
+
+	if (h == &s->ready)
+		s->cls[h->ent[pos].c].hpos_ready = RS_NIL;
+	else
+		s->cls[h->ent[pos].c].hpos_active = RS_NIL;
+	if (pos == h->n)
+		return;
+	if (ksift_up(s, h, pos, last) == pos)
+		ksift_down(s, h, pos, last);
+}
+
+int rs_kheap_reserve(struct rs_kheap *h, uint32_t cap)
+{
+	struct rs_kent *p;
+
+	if (cap <= h->cap)
+		return 0;
+	if (cap < 16)
+		cap = 16;
+	if (cap < h->cap * 2)
+		cap = h->cap * 2;
+	p = realloc(h->ent, (size_t)cap * sizeof(*p));
+	if (!p)
+		return RS_ENOMEM;
+	h->ent = p;
+	h->cap = cap;
+	return 0;
+}
+
+void rs_kheap_free(struct rs_kheap *h)
+{
+	free(h->ent);
+	h->ent = NULL;
+	h->n = h->cap = 0;
+}
+
+void rs_ready_add(struct rs_sched *s, uint32_t c)
+{
+	kpush(s, &s->ready, c);
+}
+
+void rs_ready_del(struct rs_sched *s, uint32_t c)
+{
+	if (s->cls[c].hpos_ready != RS_NIL)
+		kremove(s, &s->ready, s->cls[c].hpos_ready);
+}
+
+void rs_active_add(struct rs_sched *s, uint32_t c)
+{
+	kpush(s, &s->active, c);
+}
 
 static void refix(struct rs_sched *s, uint32_t c)
 {
 	struct rs_class *k = &s->cls[c];
 
 	if (k->hpos_ready != RS_NIL)
-		rs_heap_fix(s, &s->ready, &rs_ready_ops, k->hpos_ready);
+		kfix(s, &s->ready, k->hpos_ready);
 	if (k->hpos_active != RS_NIL)
-		rs_heap_fix(s, &s->active, &rs_active_ops, k->hpos_active);
+		kfix(s, &s->active, k->hpos_active);
 }
 
 void rs_sc_flush_class(struct rs_sched *s, uint32_t c)
@@ -89,25 +187,6 @@ void rs_sc_flush(struct rs_sched *s)
 	}
 }
 
-void rs_sc_add_bytes(struct rs_sched *s, uint32_t c, uint64_t n)
-{
-	struct rs_class *k = &s->cls[c];
-
-	if (!rs_uses_sc(s) || !n)
-		return;
-	if (k->sc_epoch != s->sc_epoch) {
-		/* idle since the last reset: its SC is 0 */
-		k->sc = 0;
-		k->sc_pending = 0;
-		k->sc_epoch = s->sc_epoch;
-	}
-	k->sc_pending = rs_sat_add(k->sc_pending, n);
-	if (!k->dirty) {
-		k->dirty = 1;
-		s->dirty[s->ndirty++] = c;
-	}
-}
-
 /* Value of SC as if every byte had been applied (for statistics). */
 double rs_sc_value(const struct rs_sched *s, uint32_t c)
 {
@@ -128,7 +207,7 @@ void rs_sc_class_activate(struct rs_sched *s, uint32_t c)
 	rs_sc_flush(s);
 	/* MSF-RS Fig. 3: if (UC_i = 0) SC_i <- GetMinSC() */
 	if (s->active.n)
-		k->sc = s->cls[rs_heap_top(&s->active)].sc;
+		k->sc = s->active.ent[0].sc;
 	else
 		k->sc = 0;
 	k->sc_pending = 0;
@@ -150,12 +229,12 @@ void rs_sc_uc_changed(struct rs_sched *s, uint32_t c)
 	if (!rs_uses_sc(s))
 		return;
 	if (k->uc > 0 && k->hpos_active == RS_NIL)
-		rs_heap_push(s, &s->active, &rs_active_ops, c);
+		kpush(s, &s->active, c);
 	else if (k->uc == 0 && k->hpos_active != RS_NIL) {
-		rs_heap_remove(s, &s->active, &rs_active_ops, k->hpos_active);
+		kremove(s, &s->active, k->hpos_active);
 		if (s->active.n == 0)
 			s->sc_epoch++;	/* all idle: every SC resets to 0 */
 	}
 	if (k->hpos_ready != RS_NIL)
-		rs_heap_fix(s, &s->ready, &rs_ready_ops, k->hpos_ready);
+		kfix(s, &s->ready, k->hpos_ready);
 }

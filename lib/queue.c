@@ -19,7 +19,7 @@ void rs_class_nq_inc(struct rs_sched *s, uint32_t c)
 		return;
 	if (rs_uses_sc(s)) {
 		rs_sc_flush(s);
-		rs_heap_push(s, &s->ready, &rs_ready_ops, c);
+		rs_ready_add(s, c);
 	} else {
 		rs_drr_class_ready(s, c);
 	}
@@ -32,9 +32,7 @@ void rs_class_nq_dec(struct rs_sched *s, uint32_t c)
 	if (--k->nq > 0)
 		return;
 	if (rs_uses_sc(s)) {
-		if (k->hpos_ready != RS_NIL)
-			rs_heap_remove(s, &s->ready, &rs_ready_ops,
-				       k->hpos_ready);
+		rs_ready_del(s, c);
 	} else {
 		rs_drr_class_empty(s, c);
 	}
@@ -133,7 +131,7 @@ uint32_t rs_policy_select(struct rs_sched *s)
 	if (!rs_uses_sc(s))
 		return rs_drr_select(s);
 	rs_sc_flush(s);
-	c = rs_heap_top(&s->ready);
+	c = rs_kheap_top(&s->ready);
 	if (c == RS_NIL)
 		return RS_NIL;
 	return rs_take_from(s, c);

@@ -27,7 +27,7 @@ struct plan {
 	uint32_t *dirty;
 	uint32_t *map;		/* old class -> new class */
 	struct rs_users users;
-	struct rs_heap ready, active;
+	struct rs_kheap ready, active;
 	char **names;		/* copies for new classes, NULL for kept */
 	int *from;		/* new class -> kept old class, or -1 */
 };
@@ -66,8 +66,8 @@ static void plan_free(struct plan *p, int n)
 	free(p->dirty);
 	free(p->map);
 	rs_users_free(&p->users);
-	rs_heap_free(&p->ready);
-	rs_heap_free(&p->active);
+	rs_kheap_free(&p->ready);
+	rs_kheap_free(&p->active);
 }
 
 static int plan_alloc(struct plan *p, struct rs_sched *s,
@@ -101,11 +101,12 @@ static int plan_alloc(struct plan *p, struct rs_sched *s,
 	}
 	if (rs_users_init(&p->users) ||
 	    rs_users_reserve_n(&p->users, s->users.alive + 1) ||
-	    rs_heap_reserve(&p->ready, (uint32_t)n) ||
-	    rs_heap_reserve(&p->active, (uint32_t)n))
+	    rs_kheap_reserve(&p->ready, (uint32_t)n) ||
+	    rs_kheap_reserve(&p->active, (uint32_t)n))
 		return RS_ENOMEM;
 	if (cfg->controller == RS_WIN_RTC &&
-	    (rs_heap_reserve(&s->h_ft, s->nreq + 1) ||
+	    (rs_rtc_reserve(s, s->req_cap) ||
+	     rs_heap_reserve(&s->h_ft, s->nreq + 1) ||
 	     rs_heap_reserve(&s->h_rel, s->nreq + 1)))
 		return RS_ENOMEM;
 	return 0;
@@ -190,8 +191,8 @@ static void swap_in(struct rs_sched *s, struct plan *p, int n)
 	free(s->cls);
 	free(s->dirty);
 	rs_users_free(&s->users);
-	rs_heap_free(&s->ready);
-	rs_heap_free(&s->active);
+	rs_kheap_free(&s->ready);
+	rs_kheap_free(&s->active);
 	s->cls = p->cls;
 	s->dirty = p->dirty;
 	s->users = p->users;
@@ -204,6 +205,7 @@ static void swap_in(struct rs_sched *s, struct plan *p, int n)
 	memset(&p->users, 0, sizeof(p->users));
 	memset(&p->ready, 0, sizeof(p->ready));
 	memset(&p->active, 0, sizeof(p->active));
+	s->ready.by_wuc = true;
 }
 
 /* Active heap first (restart SCs of newly active classes at the minimum),
@@ -233,7 +235,7 @@ static void rebuild_queues(struct rs_sched *s, bool old_sff, rs_time_ns now)
 				k->sc = any ? min_sc : 0;
 				k->sc_epoch = s->sc_epoch;
 			}
-			rs_heap_push(s, &s->active, &rs_active_ops, c);
+			rs_active_add(s, c);
 		}
 		if (!s->active.n)
 			s->sc_epoch++;
@@ -250,7 +252,8 @@ static void rebuild_queues(struct rs_sched *s, bool old_sff, rs_time_ns now)
 
 		q->state = RS_ST_QUEUED;
 		q->flags &= (uint8_t)~RS_RF_HOLDS_BW;
-		q->hpos_ft = q->hpos_rel = RS_NIL;
+		if (s->cfg.controller == RS_WIN_RTC)
+			rs_rtc_slot_init(s, r);
 		if (!s->cfg.sff)
 			q->sub = 0;
 		else if (!old_sff)
@@ -263,7 +266,6 @@ static void rebuild_queues(struct rs_sched *s, bool old_sff, rs_time_ns now)
 		if (q->state != RS_ST_RELEASED)
 			continue;
 		q->flags &= (uint8_t)~RS_RF_HOLDS_BW;
-		q->hpos_ft = q->hpos_rel = RS_NIL;
 		s->cls[q->cls].outstanding++;
 		if (s->cfg.controller == RS_WIN_RTC)
 			rs_rtc_adopt(s, r, now);

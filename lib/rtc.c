@@ -31,18 +31,20 @@
  * admitted otherwise); BW is reset to C * U+ whenever no request holds
  * bandwidth (removes floating point drift, keeps the loop live).
  */
-#include "internal.h"
+#include <stdlib.h>
+
+#include "heap.h"
 
 static bool ft_less(const struct rs_sched *s, uint32_t a, uint32_t b)
 {
-	if (s->req[a].ft != s->req[b].ft)
-		return s->req[a].ft < s->req[b].ft;
+	if (s->rq[a].ft != s->rq[b].ft)
+		return s->rq[a].ft < s->rq[b].ft;
 	return a < b;
 }
 
 static void ft_setpos(struct rs_sched *s, uint32_t r, uint32_t pos)
 {
-	s->req[r].hpos_ft = pos;
+	s->rq[r].hpos_ft = pos;
 }
 
 static bool rel_less(const struct rs_sched *s, uint32_t a, uint32_t b)
@@ -54,15 +56,41 @@ static bool rel_less(const struct rs_sched *s, uint32_t a, uint32_t b)
 
 static void rel_setpos(struct rs_sched *s, uint32_t r, uint32_t pos)
 {
-	s->req[r].hpos_rel = pos;
+	s->rq[r].hpos_rel = pos;
 }
 
-const struct rs_heap_ops rs_ft_ops = { ft_less, ft_setpos };
-const struct rs_heap_ops rs_rel_ops = { rel_less, rel_setpos };
+static const struct rs_heap_ops rs_ft_ops = { ft_less, ft_setpos };
+static const struct rs_heap_ops rs_rel_ops = { rel_less, rel_setpos };
 
 static double full_bw(const struct rs_sched *s)
 {
 	return (double)s->cfg.link_bps / 8.0 * s->cfg.target_util;
+}
+
+/* The rtc array follows the request slab (cap = req_cap). */
+int rs_rtc_reserve(struct rs_sched *s, uint32_t cap)
+{
+	struct rs_rtcq *p;
+
+	if (s->rq && cap <= s->rq_cap)
+		return 0;
+	if (!cap)
+		cap = 1;
+	p = realloc(s->rq, (size_t)cap * sizeof(*p));
+	if (!p)
+		return RS_ENOMEM;
+	s->rq = p;
+	s->rq_cap = cap;
+	return 0;
+}
+
+void rs_rtc_slot_init(struct rs_sched *s, uint32_t r)
+{
+	if (!s->rq)
+		return;
+	s->rq[r].hpos_ft = s->rq[r].hpos_rel = RS_NIL;
+	s->rq[r].bw = 0;
+	s->rq[r].ft = s->rq[r].delay = 0;
 }
 
 void rs_rtc_init(struct rs_sched *s)
@@ -86,25 +114,27 @@ static rs_time_ns xfer_ns(uint64_t size, double bw)
 }
 
 /* Estimates of a request taken from the policy: BW and D. */
-static void estimate(struct rs_sched *s, struct rs_req *q)
+static void estimate(struct rs_sched *s, uint32_t r)
 {
 	double rate, delay, full = full_bw(s);
+	struct rs_rtcq *x = &s->rq[r];
 
-	rs_est_path(&s->est, q->host_key, &rate, &delay);
-	q->bw = rate > 0 && rate < full ? rate : full;
-	q->delay = delay > 0 ? (rs_time_ns)delay : 0;
+	rs_est_path(&s->est, s->req[r].host_key, &rate, &delay);
+	x->bw = rate > 0 && rate < full ? rate : full;
+	x->delay = delay > 0 ? (rs_time_ns)delay : 0;
 }
 
 static void give_back(struct rs_sched *s, uint32_t r)
 {
 	struct rs_req *q = &s->req[r];
+	struct rs_rtcq *x = &s->rq[r];
 
 	if (!(q->flags & RS_RF_HOLDS_BW))
 		return;
 	q->flags &= (uint8_t)~RS_RF_HOLDS_BW;
-	if (q->hpos_ft != RS_NIL)
-		rs_heap_remove(s, &s->h_ft, &rs_ft_ops, q->hpos_ft);
-	s->bw_avail += q->bw;
+	if (x->hpos_ft != RS_NIL)
+		rs_heap_remove(s, &s->h_ft, &rs_ft_ops, x->hpos_ft);
+	s->bw_avail += x->bw;
 	if (--s->bw_holders == 0)
 		s->bw_avail = full_bw(s);
 }
@@ -116,7 +146,7 @@ static void pop_finished(struct rs_sched *s, rs_time_ns now)
 
 	while (s->h_ft.n) {
 		uint32_t r = rs_heap_top(&s->h_ft);
-		rs_time_ns tmin = s->req[r].ft;
+		rs_time_ns tmin = s->rq[r].ft;
 
 		if (tmin > now && tmin - now > la)
 			break;
@@ -125,11 +155,11 @@ static void pop_finished(struct rs_sched *s, rs_time_ns now)
 
 			rs_heap_remove(s, &s->h_ft, &rs_ft_ops, 0);
 			q->flags &= (uint8_t)~RS_RF_HOLDS_BW;
-			s->bw_avail += q->bw;
+			s->bw_avail += s->rq[r].bw;
 			if (--s->bw_holders == 0)
 				s->bw_avail = full_bw(s);
 			r = rs_heap_top(&s->h_ft);
-		} while (r != RS_NIL && s->req[r].ft == tmin);
+		} while (r != RS_NIL && s->rq[r].ft == tmin);
 		if (tmin > s->bw_time)
 			s->bw_time = tmin;
 	}
@@ -144,6 +174,7 @@ static unsigned admit(struct rs_sched *s, rs_time_ns now)
 	for (;; n++) {
 		uint32_t r = s->held;
 		struct rs_req *q;
+		struct rs_rtcq *x;
 		rs_time_ns at = s->bw_time > now ? s->bw_time : now;
 
 		if (r == RS_NIL) {
@@ -153,19 +184,20 @@ static unsigned admit(struct rs_sched *s, rs_time_ns now)
 			q = &s->req[r];
 			q->state = RS_ST_HELD;
 			s->cls[q->cls].pending++;
-			estimate(s, q);
+			estimate(s, r);
 			s->held = r;
 		}
 		q = &s->req[r];
-		if (q->bw > s->bw_avail)
+		x = &s->rq[r];
+		if (x->bw > s->bw_avail)
 			return n;
 		s->held = RS_NIL;
-		s->bw_avail -= q->bw;
+		s->bw_avail -= x->bw;
 		s->bw_holders++;
 		q->flags |= RS_RF_HOLDS_BW;
 		q->state = RS_ST_SCHEDULED;
-		q->t_rel = at > now + q->delay ? at - q->delay : now;
-		q->ft = q->t_rel + q->delay + xfer_ns(q->est_size, q->bw);
+		q->t_rel = at > now + x->delay ? at - x->delay : now;
+		x->ft = q->t_rel + x->delay + xfer_ns(q->est_size, x->bw);
 		rs_heap_push(s, &s->h_rel, &rs_rel_ops, r);
 		rs_heap_push(s, &s->h_ft, &rs_ft_ops, r);
 	}
@@ -201,12 +233,14 @@ void rs_rtc_run(struct rs_sched *s, rs_time_ns now)
 void rs_rtc_adopt(struct rs_sched *s, uint32_t r, rs_time_ns now)
 {
 	struct rs_req *q = &s->req[r];
+	struct rs_rtcq *x = &s->rq[r];
 	uint64_t left = q->est_size > q->bytes ? q->est_size - q->bytes : 0;
 
-	estimate(s, q);
-	q->ft = now + xfer_ns(left, q->bw);
+	rs_rtc_slot_init(s, r);
+	estimate(s, r);
+	x->ft = now + xfer_ns(left, x->bw);
 	q->flags |= RS_RF_HOLDS_BW;
-	s->bw_avail -= q->bw;
+	s->bw_avail -= x->bw;
 	s->bw_holders++;
 	rs_heap_push(s, &s->h_ft, &rs_ft_ops, r);
 }
@@ -215,21 +249,19 @@ void rs_rtc_adopt(struct rs_sched *s, uint32_t r, rs_time_ns now)
 void rs_rtc_first_byte(struct rs_sched *s, uint32_t r, uint64_t size,
 		       rs_time_ns now)
 {
-	struct rs_req *q = &s->req[r];
+	struct rs_rtcq *x = &s->rq[r];
 
-	if (q->hpos_ft == RS_NIL)
+	if (x->hpos_ft == RS_NIL)
 		return;		/* already popped: its bandwidth is promised */
-	q->ft = now + xfer_ns(size, q->bw);
-	rs_heap_fix(s, &s->h_ft, &rs_ft_ops, q->hpos_ft);
+	x->ft = now + xfer_ns(size, x->bw);
+	rs_heap_fix(s, &s->h_ft, &rs_ft_ops, x->hpos_ft);
 }
 
 /* The request ends or leaves before release: free what it holds. */
 void rs_rtc_forget(struct rs_sched *s, uint32_t r)
 {
-	struct rs_req *q = &s->req[r];
-
-	if (q->hpos_rel != RS_NIL)
-		rs_heap_remove(s, &s->h_rel, &rs_rel_ops, q->hpos_rel);
+	if (s->rq[r].hpos_rel != RS_NIL)
+		rs_heap_remove(s, &s->h_rel, &rs_rel_ops, s->rq[r].hpos_rel);
 	give_back(s, r);
 }
 
@@ -242,7 +274,7 @@ rs_time_ns rs_rtc_deadline(const struct rs_sched *s)
 	if (s->h_rel.n)
 		t = s->req[rs_heap_top(&s->h_rel)].t_rel;
 	if (s->h_ft.n) {
-		rs_time_ns ft = s->req[rs_heap_top(&s->h_ft)].ft;
+		rs_time_ns ft = s->rq[rs_heap_top(&s->h_ft)].ft;
 
 		la = lookahead(s);
 		ft = ft > la ? ft - la : 0;

@@ -86,6 +86,7 @@ struct rs_sched *rs_new(const struct rs_config *cfg, rs_release_fn release,
 	s->req_free = RS_NIL;
 	s->ghead = s->gtail = RS_NIL;
 	s->rr_head = RS_NIL;
+	s->ready.by_wuc = true;
 	if (rs_users_init(&s->users) || rs_est_init(&s->est, cfg->default_size)) {
 		rs_free(s);
 		return NULL;
@@ -105,10 +106,11 @@ void rs_free(struct rs_sched *s)
 		free(s->cls[c].name);
 	free(s->cls);
 	free(s->req);
+	free(s->rq);
 	free(s->dirty);
 	rs_users_free(&s->users);
-	rs_heap_free(&s->ready);
-	rs_heap_free(&s->active);
+	rs_kheap_free(&s->ready);
+	rs_kheap_free(&s->active);
 	rs_heap_free(&s->h_ft);
 	rs_heap_free(&s->h_rel);
 	rs_est_free(&s->est);
@@ -148,7 +150,7 @@ int rs_class_reserve(struct rs_sched *s, uint32_t n)
 		s->dirty = d;
 		s->cls_cap = cap;
 	}
-	if (rs_heap_reserve(&s->ready, n) || rs_heap_reserve(&s->active, n))
+	if (rs_kheap_reserve(&s->ready, n) || rs_kheap_reserve(&s->active, n))
 		return RS_ENOMEM;
 	return 0;
 }
@@ -231,7 +233,8 @@ static uint32_t req_alloc(struct rs_sched *s)
 	s->req[r].gen = gen;
 	s->req[r].next = s->req[r].prev = RS_NIL;
 	s->req[r].gnext = s->req[r].gprev = RS_NIL;
-	s->req[r].hpos_ft = s->req[r].hpos_rel = RS_NIL;
+	if (s->cfg.controller == RS_WIN_RTC)
+		rs_rtc_slot_init(s, r);
 	return r;
 }
 
@@ -252,7 +255,7 @@ static rs_id make_id(const struct rs_sched *s, uint32_t r)
 }
 
 /* Slot of a live request id, or RS_NIL. */
-static uint32_t lookup(const struct rs_sched *s, rs_id id)
+static inline uint32_t lookup(const struct rs_sched *s, rs_id id)
 {
 	uint32_t low = (uint32_t)id, r;
 
@@ -267,9 +270,10 @@ static uint32_t lookup(const struct rs_sched *s, rs_id id)
 
 /* ---- events ---- */
 
-static void advance(struct rs_sched *s, rs_time_ns now)
+static inline void advance(struct rs_sched *s, rs_time_ns now)
 {
-	rs_tick(s, now);
+	if (!s->started || now >= s->next_tick)
+		rs_tick(s, now);
 }
 
 int rs_enqueue(struct rs_sched *s, int cls, uint64_t user,
@@ -291,7 +295,8 @@ int rs_enqueue(struct rs_sched *s, int cls, uint64_t user,
 	if (req_reserve(s) || rs_users_reserve(&s->users))
 		return RS_ENOMEM;
 	if (s->cfg.controller == RS_WIN_RTC &&
-	    (rs_heap_reserve(&s->h_ft, s->nreq + 1) ||
+	    (rs_rtc_reserve(s, s->req_cap) ||
+	     rs_heap_reserve(&s->h_ft, s->nreq + 1) ||
 	     rs_heap_reserve(&s->h_rel, s->nreq + 1)))
 		return RS_ENOMEM;
 	advance(s, now);
@@ -365,7 +370,8 @@ int rs_cancel(struct rs_sched *s, rs_id id, rs_time_ns now)
 	return 0;
 }
 
-static int released_req(const struct rs_sched *s, rs_id id, uint32_t *r)
+static inline int released_req(const struct rs_sched *s, rs_id id,
+			       uint32_t *r)
 {
 	*r = lookup(s, id);
 	if (*r == RS_NIL)
@@ -399,8 +405,8 @@ int rs_on_first_byte(struct rs_sched *s, rs_id id, int64_t content_length,
 	return 0;
 }
 
-static void account_bytes(struct rs_sched *s, uint32_t cls, uint32_t user,
-			  uint64_t n, rs_time_ns now)
+static inline void account_bytes(struct rs_sched *s, uint32_t cls,
+				 uint32_t user, uint64_t n, rs_time_ns now)
 {
 	struct rs_class *k = &s->cls[cls];
 

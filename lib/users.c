@@ -42,27 +42,35 @@ void rs_users_free(struct rs_users *u)
 	memset(u, 0, sizeof(*u));
 }
 
-static void index_insert(struct rs_users *u, uint32_t *slot, uint32_t nslot,
-			 uint32_t idx)
+static void slot_insert(struct rs_uslot *slot, uint32_t nslot, uint32_t idx,
+			uint32_t h)
 {
 	uint32_t mask = nslot - 1;
-	uint32_t i = hash_of(u->ent[idx].cls, u->ent[idx].key) & mask;
+	uint32_t i = h & mask;
 
-	while (slot[i])
+	while (slot[i].idx1)
 		i = (i + 1) & mask;
-	slot[i] = idx + 1;
+	slot[i].idx1 = idx + 1;
+	slot[i].hash = h;
+}
+
+static void index_insert(struct rs_users *u, uint32_t idx)
+{
+	slot_insert(u->slot, u->nslot, idx,
+		    hash_of(u->ent[idx].cls, u->ent[idx].key));
 }
 
 static int rehash(struct rs_users *u, uint32_t nslot)
 {
-	uint32_t *slot = calloc(nslot, sizeof(*slot));
+	struct rs_uslot *slot = calloc(nslot, sizeof(*slot));
 	uint32_t i;
 
 	if (!slot)
 		return RS_ENOMEM;
 	for (i = 0; i < u->nslot; i++)
-		if (u->slot[i])
-			index_insert(u, slot, nslot, u->slot[i] - 1);
+		if (u->slot[i].idx1)
+			slot_insert(slot, nslot, u->slot[i].idx1 - 1,
+				    u->slot[i].hash);
 	free(u->slot);
 	u->slot = slot;
 	u->nslot = nslot;
@@ -89,13 +97,16 @@ int rs_users_reserve(struct rs_users *u)
 uint32_t rs_users_find(const struct rs_users *u, uint32_t cls, uint64_t key)
 {
 	uint32_t mask = u->nslot - 1;
-	uint32_t i = hash_of(cls, key) & mask;
+	uint32_t h = hash_of(cls, key), i = h & mask;
 
-	for (; u->slot[i]; i = (i + 1) & mask) {
-		const struct rs_user *e = &u->ent[u->slot[i] - 1];
+	for (; u->slot[i].idx1; i = (i + 1) & mask) {
+		const struct rs_user *e;
 
+		if (u->slot[i].hash != h)
+			continue;
+		e = &u->ent[u->slot[i].idx1 - 1];
 		if (e->key == key && e->cls == cls)
-			return u->slot[i] - 1;
+			return u->slot[i].idx1 - 1;
 	}
 	return RS_NIL;
 }
@@ -134,19 +145,18 @@ static void index_delete(struct rs_users *u, uint32_t idx)
 	uint32_t i = hash_of(u->ent[idx].cls, u->ent[idx].key) & mask;
 	uint32_t j;
 
-	while (u->slot[i] != idx + 1)
+	while (u->slot[i].idx1 != idx + 1)
 		i = (i + 1) & mask;
 	/* backward-shift deletion keeps every probe chain unbroken */
-	for (j = (i + 1) & mask; u->slot[j]; j = (j + 1) & mask) {
-		const struct rs_user *e = &u->ent[u->slot[j] - 1];
-		uint32_t home = hash_of(e->cls, e->key) & mask;
+	for (j = (i + 1) & mask; u->slot[j].idx1; j = (j + 1) & mask) {
+		uint32_t home = u->slot[j].hash & mask;
 
 		if (((j - home) & mask) >= ((j - i) & mask)) {
 			u->slot[i] = u->slot[j];
 			i = j;
 		}
 	}
-	u->slot[i] = 0;
+	u->slot[i].idx1 = 0;
 }
 
 static void entry_free(struct rs_users *u, uint32_t idx)
@@ -180,7 +190,7 @@ uint32_t rs_users_get(struct rs_sched *s, uint32_t cls, uint64_t key,
 		e->recent = 0;
 		e->last_seen = now;
 		e->idle_next = e->idle_prev = RS_NIL;
-		index_insert(u, u->slot, u->nslot, idx);
+		index_insert(u, idx);
 		u->alive++;
 	} else if (u->ent[idx].count == 0) {
 		idle_unlink(u, idx);
@@ -272,7 +282,7 @@ uint32_t rs_users_insert(struct rs_users *u, uint32_t cls, uint64_t key)
 	e->key = key;
 	e->cls = cls;
 	e->idle_next = e->idle_prev = RS_NIL;
-	index_insert(u, u->slot, u->nslot, idx);
+	index_insert(u, idx);
 	u->alive++;
 	return idx;
 }

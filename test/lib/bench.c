@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * bench.c - core benchmark of libreqsched (make bench-lib).
+ *
+ * Time: ns per request for the whole life of a request - enqueue (it
+ * waits in the queue), release (from inside the end of an earlier
+ * response), 10 byte events, end - in steady state with a backlog of
+ * 1,000 queued requests, a window of 64 outstanding responses, classes
+ * picked uniformly among 10 / 100 / 10,000 and users among 100,000.
+ * Memory: heap bytes per queued request (mallinfo2 before/after queueing
+ * 1,000,000 requests of 100,000 users in 100 classes).
+ *
+ * Usage: bench [REQUESTS [MODE]]   (default 2,000,000 per row, all modes;
+ *        MODE is a row name such as "msf fixed")
+ */
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "reqsched.h"
+
+#define USERS 100000
+#define WINDOW 64
+#define BACKLOG 1000
+#define RING (1 << 12)
+
+struct ring {
+	rs_id id[RING];
+	unsigned head, tail;
+};
+
+static void on_release(void *ctx, rs_id id, void *cookie)
+{
+	struct ring *r = ctx;
+
+	(void)cookie;
+	r->id[r->tail++ % RING] = id;
+}
+
+static uint64_t xs(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static struct rs_sched *make(enum rs_policy p, enum rs_controller c,
+			     int classes, struct ring *ring)
+{
+	struct rs_config cfg;
+	struct rs_sched *s;
+	char name[32];
+	int i;
+
+	rs_config_default(&cfg);
+	cfg.policy = p;
+	cfg.controller = c;
+	cfg.link_bps = 1000000000;
+	cfg.fixed_window = WINDOW;
+	cfg.initial_window = WINDOW;
+	cfg.max_window = WINDOW;
+	s = rs_new(&cfg, on_release, ring);
+	if (!s) {
+		fprintf(stderr, "bench: rs_new failed\n");
+		exit(1);
+	}
+	for (i = 0; i < classes; i++) {
+		snprintf(name, sizeof(name), "class%d", i);
+		if (rs_class_add(s, name, 1 + i % 7) != i) {
+			fprintf(stderr, "bench: rs_class_add %s failed\n", name);
+			exit(1);
+		}
+	}
+	return s;
+}
+
+static void enqueue_one(struct rs_sched *s, uint64_t *seed, int classes,
+			rs_time_ns t)
+{
+	uint64_t x = xs(seed);
+	rs_id id;
+
+	if (rs_enqueue(s, (int)(x % (uint64_t)classes), (x >> 20) % USERS,
+		       NULL, NULL, t, &id)) {
+		fprintf(stderr, "bench: rs_enqueue failed\n");
+		exit(1);
+	}
+}
+
+/* Completes the oldest outstanding response: 10 byte events and the end,
+ * which releases the next queued request. */
+static void complete_one(struct rs_sched *s, struct ring *ring, rs_time_ns t)
+{
+	rs_id id = ring->id[ring->head++ % RING];
+	int k;
+
+	for (k = 0; k < 10; k++)
+		rs_on_bytes(s, id, 1460, t);
+	rs_on_end(s, id, false, t);
+}
+
+static double run(enum rs_policy p, enum rs_controller c, int classes,
+		  long n)
+{
+	struct ring *ring = calloc(1, sizeof(*ring));
+	struct rs_sched *s = make(p, c, classes, ring);
+	uint64_t seed = 88172645463325252ULL;
+	rs_time_ns t = 1;
+	double t0, t1;
+	long i;
+
+	for (i = 0; i < WINDOW + BACKLOG; i++)
+		enqueue_one(s, &seed, classes, t);
+	for (i = 0; i < 200000; i++, t += 1000) {	/* warm up */
+		enqueue_one(s, &seed, classes, t);
+		complete_one(s, ring, t);
+	}
+	t0 = now_ns();
+	for (i = 0; i < n; i++, t += 1000) {
+		enqueue_one(s, &seed, classes, t);
+		complete_one(s, ring, t);
+	}
+	t1 = now_ns();
+	rs_free(s);
+	free(ring);
+	return (t1 - t0) / (double)n;
+}
+
+static double bytes_per_queued(long n)
+{
+	struct ring *ring = calloc(1, sizeof(*ring));
+	struct mallinfo2 a, b;
+	struct rs_sched *s;
+	uint64_t seed = 12345;
+	long i;
+
+	a = mallinfo2();
+	s = make(RS_POLICY_MSF, RS_WIN_FIXED, 100, ring);
+	for (i = 0; i < n; i++)
+		enqueue_one(s, &seed, 100, 1);
+	b = mallinfo2();
+	rs_free(s);
+	free(ring);
+	return (double)((b.uordblks + b.hblkhd) - (a.uordblks + a.hblkhd)) /
+	       (double)n;
+}
+
+int main(int argc, char **argv)
+{
+	long n = argc > 1 ? strtol(argv[1], NULL, 10) : 2000000;
+	static const int classes[] = { 10, 100, 10000 };
+	static const struct {
+		enum rs_policy p;
+		enum rs_controller c;
+		const char *what;
+	} modes[] = {
+		{ RS_POLICY_MSF, RS_WIN_FIXED, "msf fixed" },
+		{ RS_POLICY_RFQ, RS_WIN_FIXED, "rfq fixed" },
+		{ RS_POLICY_DRR, RS_WIN_FIXED, "drr fixed" },
+		{ RS_POLICY_MSF, RS_WIN_WRC_MULT, "msf wrc-mult" },
+	};
+	unsigned m, k;
+
+	printf("libreqsched core benchmark: %ld requests per row, %d users, "
+	       "window %d, backlog %d\n", n, USERS, WINDOW, BACKLOG);
+	printf("ns per request = enqueue + release + 10 byte events + end\n");
+	printf("%-14s %10s %10s %10s\n", "mode", "10 cls", "100 cls",
+	       "10000 cls");
+	for (m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+		if (argc > 2 && strcmp(argv[2], modes[m].what) != 0)
+			continue;
+		printf("%-14s", modes[m].what);
+		for (k = 0; k < 3; k++) {
+			printf(" %10.1f", run(modes[m].p, modes[m].c,
+					      classes[k], n));
+			fflush(stdout);
+		}
+		printf("\n");
+	}
+	printf("memory: %.1f bytes per queued request (1,000,000 queued, "
+	       "100 classes, %d users)\n", bytes_per_queued(1000000), USERS);
+	return 0;
+}
