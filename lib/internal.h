@@ -257,7 +257,7 @@ void rs_users_idle_add(struct rs_users *u, uint32_t idx);
 
 /* policy.c: msf / rfq service counters and the ready/active heaps */
 void rs_sc_class_activate(struct rs_sched *s, uint32_t c);
-void rs_sc_class_deactivate(struct rs_sched *s, uint32_t c);
+void rs_sc_before_uc_change(struct rs_sched *s, uint32_t c);
 void rs_sc_uc_changed(struct rs_sched *s, uint32_t c);
 void rs_sc_flush(struct rs_sched *s);
 void rs_sc_flush_class(struct rs_sched *s, uint32_t c);

@@ -197,7 +197,7 @@ double rs_sc_value(const struct rs_sched *s, uint32_t c)
 	return k->sc + (double)k->sc_pending / divisor(s, k);
 }
 
-/* UC of class c is about to change: fold pending bytes with the old UC. */
+/* Class c becomes active (UC 0 -> 1). */
 void rs_sc_class_activate(struct rs_sched *s, uint32_t c)
 {
 	struct rs_class *k = &s->cls[c];
@@ -214,11 +214,16 @@ void rs_sc_class_activate(struct rs_sched *s, uint32_t c)
 	k->sc_epoch = s->sc_epoch;
 }
 
-void rs_sc_class_deactivate(struct rs_sched *s, uint32_t c)
+/* UC of class c is about to change: fold its pending bytes with the old
+ * UC. The heaps are fixed once, by rs_sc_uc_changed(), right after. */
+void rs_sc_before_uc_change(struct rs_sched *s, uint32_t c)
 {
-	if (!rs_uses_sc(s))
+	struct rs_class *k = &s->cls[c];
+
+	if (!rs_uses_sc(s) || !k->sc_pending)
 		return;
-	rs_sc_flush_class(s, c);
+	k->sc += (double)k->sc_pending / divisor(s, k);
+	k->sc_pending = 0;
 }
 
 /* Called after UC changed (the caller flushed before the change). */
@@ -228,12 +233,14 @@ void rs_sc_uc_changed(struct rs_sched *s, uint32_t c)
 
 	if (!rs_uses_sc(s))
 		return;
-	if (k->uc > 0 && k->hpos_active == RS_NIL)
+	if (k->uc > 0 && k->hpos_active == RS_NIL) {
 		kpush(s, &s->active, c);
-	else if (k->uc == 0 && k->hpos_active != RS_NIL) {
+	} else if (k->uc == 0 && k->hpos_active != RS_NIL) {
 		kremove(s, &s->active, k->hpos_active);
 		if (s->active.n == 0)
 			s->sc_epoch++;	/* all idle: every SC resets to 0 */
+	} else if (k->hpos_active != RS_NIL) {
+		kfix(s, &s->active, k->hpos_active);
 	}
 	if (k->hpos_ready != RS_NIL)
 		kfix(s, &s->ready, k->hpos_ready);

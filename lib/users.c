@@ -200,7 +200,7 @@ uint32_t rs_users_get(struct rs_sched *s, uint32_t cls, uint64_t key,
 		if (s->cls[cls].uc == 0)
 			rs_sc_class_activate(s, cls);
 		else
-			rs_sc_class_deactivate(s, cls);	/* flush with old UC */
+			rs_sc_before_uc_change(s, cls);
 		s->cls[cls].uc++;
 		rs_sc_uc_changed(s, cls);
 	}
@@ -216,7 +216,7 @@ void rs_users_put(struct rs_sched *s, uint32_t idx, rs_time_ns now)
 
 	if (--e->count > 0)
 		return;
-	rs_sc_class_deactivate(s, e->cls);	/* flush with old UC */
+	rs_sc_before_uc_change(s, e->cls);
 	s->cls[e->cls].uc--;
 	rs_sc_uc_changed(s, e->cls);
 	if (s->cfg.sff) {
