@@ -6,7 +6,8 @@
  * The library decides WHICH queued request goes next (the selection policy)
  * and WHEN (the window controller, which caps the number of outstanding
  * responses W at W+). It does no I/O, keeps no global state and reads no
- * clock: every entry point takes the caller's time in nanoseconds.
+ * clock: every entry point takes the caller's time in nanoseconds. An
+ * instance is not thread safe: use it from one thread (or lock around it).
  *
  * Requests are named by rs_id handles (index + generation), never by
  * pointers, so a stale or repeated call is detected and returns an error
@@ -132,7 +133,10 @@ int rs_enqueue(struct rs_sched *s, int cls, uint64_t user,
 	       rs_id *id);
 int rs_cancel(struct rs_sched *s, rs_id id, rs_time_ns now);	/* queued only */
 
-/* Response events of a released request. content_length < 0 = unknown. */
+/* Response events of a released request. content_length < 0 = unknown.
+ * A second rs_on_first_byte() for the same request returns RS_ESTATE.
+ * Events on a queued request return RS_ESTATE, on an ended, cancelled or
+ * expired one RS_ESTALE. rs_on_end() counts in ended (and aborted). */
 int rs_on_first_byte(struct rs_sched *s, rs_id id, int64_t content_length,
 		     rs_time_ns now);
 int rs_on_bytes(struct rs_sched *s, rs_id id, uint64_t n, rs_time_ns now);
@@ -146,8 +150,9 @@ int rs_on_foreign_bytes(struct rs_sched *s, int cls, uint64_t user,
 rs_time_ns rs_next_deadline(const struct rs_sched *s);
 void rs_on_timer(struct rs_sched *s, rs_time_ns now);
 
-/* Requests queued longer than max_wait: returns up to n cookies/ids of the
- * oldest expired queued requests and removes them (as if cancelled). */
+/* Requests queued for at least max_wait: returns up to n cookies/ids of
+ * the oldest such queued requests and removes them (counted in expired,
+ * not cancelled). ids and cookies may be NULL. */
 size_t rs_expire(struct rs_sched *s, rs_time_ns now, rs_time_ns max_wait,
 		 rs_id *ids, void **cookies, size_t n);
 
@@ -173,8 +178,9 @@ struct rs_class_stats {
 
 struct rs_stats {
 	uint32_t W;			/* outstanding responses */
-	double W_max;			/* W+ */
-	double U;			/* last measured utilization */
+	double W_max;			/* W+ (rtc has no window: W_max = W) */
+	double U;			/* last measured utilization (bytes incl.
+					 * foreign / interval / C) */
 	uint64_t link_bps;
 	uint32_t queued;
 	uint64_t released, cancelled, ended, aborted, expired, rejected;
