@@ -84,6 +84,31 @@ START_TEST(wrc_mult_bounds)
 }
 END_TEST
 
+/* W+ is real-valued: with W+ = 1.5 the loop releases while W < 1.5, so
+ * W reaches ceil(W+) = 2 and stops there (the documented rounding). */
+START_TEST(wrc_mult_fractional_window)
+{
+	struct rec rec = { 0 };
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_WRC_MULT);
+	struct rs_sched *s;
+	rs_id r1;
+	int i;
+
+	cfg.target_util = 0.9;
+	s = rs_new(&cfg, rec_release, &rec);
+	rs_class_add(s, "c", 1);
+	r1 = enq(s, 0, 1, 0, 0);
+	for (i = 0; i < 5; i++)
+		enq(s, 0, 1, 0, 0);
+	rs_on_bytes(s, r1, 600000, 1);
+	rs_on_timer(s, SEC);		/* U = 0.6: 0.9/0.6 = 1.5 */
+	ck_assert_double_eq_tol(gstats(s).W_max, 1.5, 1e-12);
+	ck_assert_uint_eq(gstats(s).W, 2);
+	ck_assert_uint_eq(gstats(s).queued, 4);
+	rs_free(s);
+}
+END_TEST
+
 /* fixed N: exactly N outstanding. */
 START_TEST(fixed_window)
 {
@@ -180,6 +205,7 @@ Suite *suite_window(void)
 
 	tcase_add_test(tc, wrc_mult_sequence);
 	tcase_add_test(tc, wrc_mult_bounds);
+	tcase_add_test(tc, wrc_mult_fractional_window);
 	tcase_add_test(tc, fixed_window);
 	tcase_add_test(tc, wrc_aimd_sequence);
 	tcase_add_test(tc, wrc_aimd_only_when_limited);
