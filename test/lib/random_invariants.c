@@ -30,13 +30,11 @@
 
 #include "reqsched.h"
 
-#define MAXREQ 48
-#define MAXCLS 6
-#define NAMES 8
+#define MAXREQ 1024	/* long sequences; short ones stop at 48 */
+#define MAXCLS 40	/* long sequences; short ones use up to 6 */
+#define NAMES 64
 
-static const char *const pool[NAMES] = {
-	"c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7"
-};
+static char pool[NAMES][16];	/* class names "c0".."c63" */
 
 enum { S_NONE, S_QUEUED, S_RELEASED, S_GONE };
 
@@ -55,6 +53,7 @@ struct world {
 	int nreq;
 	int cls[MAXCLS];	/* scheduler class index -> pool index */
 	int ncls;
+	int maxreq, maxcls;	/* this sequence's limits */
 	rs_time_ns now;
 	uint64_t rng;
 	uint64_t enqueued, released, ended, cancelled, expired;
@@ -120,10 +119,23 @@ static void take(const struct world *w, struct snap *sn)
 {
 	int i;
 
-	memset(sn, 0, sizeof(*sn));
 	rs_stats(w->s, &sn->g);
 	for (i = 0; i < w->ncls; i++)
 		rs_class_stats(w->s, i, &sn->c[i]);
+}
+
+static bool snap_equal(const struct world *w, const struct snap *a,
+		       const struct snap *b)
+{
+	return memcmp(&a->g, &b->g, sizeof(a->g)) == 0 &&
+	       memcmp(a->c, b->c, (size_t)w->ncls * sizeof(a->c[0])) == 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
 }
 
 static int class_of(const struct world *w, int name)
@@ -142,11 +154,11 @@ static void check(struct world *w)
 	struct rs_stats st;
 	unsigned q = 0, o = 0, cq[MAXCLS] = { 0 }, co[MAXCLS] = { 0 };
 	unsigned uc[MAXCLS] = { 0 }, users = 0;
-	int i, j, c;
+	static uint64_t key[MAXREQ];
+	int i, c, nkey = 0;
 
 	for (i = 0; i < w->nreq; i++) {
 		struct sreq *r = &w->req[i];
-		bool dup = false;
 
 		if (r->state != S_QUEUED && r->state != S_RELEASED)
 			continue;
@@ -160,16 +172,15 @@ static void check(struct world *w)
 			o++;
 			co[c]++;
 		}
-		for (j = 0; j < i && !dup; j++)
-			dup = (w->req[j].state == S_QUEUED ||
-			       w->req[j].state == S_RELEASED) &&
-			      w->req[j].name == r->name &&
-			      w->req[j].user == r->user;
-		if (!dup) {
-			uc[c]++;
+		key[nkey++] = (uint64_t)c << 32 | r->user;
+	}
+	/* distinct (class, user) pairs = UC of each class */
+	qsort(key, (size_t)nkey, sizeof(key[0]), cmp_u64);
+	for (i = 0; i < nkey; i++)
+		if (i == 0 || key[i] != key[i - 1]) {
+			uc[key[i] >> 32]++;
 			users++;
 		}
-	}
 	rs_stats(w->s, &st);
 	if (st.W != o || st.queued != q)
 		FAIL(w, "W %u/%u queued %u/%u (lib/model)", st.W, o, st.queued, q);
@@ -201,7 +212,7 @@ static void expect_unchanged(struct world *w, const struct snap *before)
 	struct snap after;
 
 	take(w, &after);
-	if (memcmp(before, &after, sizeof(after)) != 0)
+	if (!snap_equal(w, before, &after))
 		FAIL(w, "an error return changed the statistics");
 }
 
@@ -239,7 +250,7 @@ static void ev_enqueue(struct world *w)
 	uint64_t queued = 0;
 	rs_id id = 0;
 
-	if (w->nreq >= MAXREQ)
+	if (w->nreq >= w->maxreq)
 		return;
 	cls = (int)below(w, (uint64_t)w->ncls + 1) - (below(w, 8) == 0);
 	info.url_key = below(w, 6);
@@ -424,7 +435,7 @@ static void ev_reconfigure(struct world *w)
 	struct rs_config cfg;
 	const char *names[MAXCLS];
 	double weights[MAXCLS];
-	int pick_name[MAXCLS], n = 1 + (int)below(w, MAXCLS), i, j, def;
+	int pick_name[MAXCLS], n = 1 + (int)below(w, (uint64_t)w->maxcls), i, j, def;
 	int err, used[NAMES] = { 0 };
 
 	for (i = 0; i < n; i++) {
@@ -488,7 +499,7 @@ static void ev_misuse(struct world *w)
  * checks that the scheduler is idle and balanced. */
 static void drain(struct world *w)
 {
-	int rounds, i, live;
+	int rounds, i, live, idle = 0;
 	struct rs_stats st;
 
 	w->step = "drain";
@@ -503,19 +514,36 @@ static void drain(struct world *w)
 			live |= w->req[i].state == S_QUEUED;
 		if (!live)
 			break;
-		/* nothing outstanding: a timer must make progress */
+		/* nothing outstanding: timers must make progress. Fire at
+		 * the deadline; while nothing is released, fire later and
+		 * later (rtc may plan releases far ahead when its Delay_resp
+		 * estimates are large; the stats tick fires in between). */
 		{
 			rs_time_ns d = rs_next_deadline(w->s);
+			uint64_t before = w->released;
 
 			if (d == UINT64_MAX)
 				FAIL(w, "queued requests but no deadline and W = 0");
 			if (d > w->now)
 				w->now = d;
+			w->now += idle ? (rs_time_ns)1000000 << (idle < 30 ? idle : 30) : 0;
+			if (w->now > 4000000000000000000ULL)
+				FAIL(w, "queued requests never released (time ran out)");
 			rs_on_timer(w->s, w->now);
+			idle = w->released == before ? idle + 1 : 0;
 		}
 	}
-	if (rounds == 100000)
-		FAIL(w, "queued requests never released");
+	if (rounds == 100000) {
+		struct rs_stats st2;
+
+		rs_stats(w->s, &st2);
+		FAIL(w, "queued requests never released (policy %s sff %d "
+		     "controller %s W %u W+ %.2f queued %u deadline %" PRIu64
+		     " now %" PRIu64 " classes %d)",
+		     rs_policy_name(w->cfg.policy), w->cfg.sff,
+		     rs_controller_name(w->cfg.controller), st2.W, st2.W_max,
+		     st2.queued, rs_next_deadline(w->s), w->now, w->ncls);
+	}
 	check(w);
 	w->now += 1000 * RS_NSEC_PER_SEC;	/* past every flow timeout */
 	rs_on_timer(w->s, w->now);
@@ -538,10 +566,12 @@ static void drain(struct world *w)
 
 static void one_sequence(struct world *w)
 {
-	int n, i, events;
+	int n, i, events, every;
+	bool longseq = below(w, 2000) == 0;
 
-	memset(w->req, 0, sizeof(w->req));
 	w->nreq = 0;
+	w->maxreq = longseq ? MAXREQ : 48;
+	w->maxcls = longseq ? MAXCLS : 6;
 	w->enqueued = w->released = w->ended = w->cancelled = w->expired = 0;
 	w->now = below(w, 1000000000);
 	w->step = "new";
@@ -549,7 +579,7 @@ static void one_sequence(struct world *w)
 	w->s = rs_new(&w->cfg, on_release, w);
 	if (!w->s)
 		FAIL(w, "rs_new");
-	n = 1 + (int)below(w, 4);
+	n = 1 + (int)below(w, longseq ? 30 : 4);
 	w->ncls = 0;
 	for (i = 0; i < n; i++) {
 		int name = (int)below(w, NAMES), c;
@@ -564,7 +594,8 @@ static void one_sequence(struct world *w)
 			FAIL(w, "class index %d", c);
 		w->cls[w->ncls++] = name;
 	}
-	events = 4 + (int)below(w, 28);
+	events = longseq ? 500 + (int)below(w, 2500) : 4 + (int)below(w, 28);
+	every = longseq ? 16 : 1;
 	for (i = 0; i < events; i++) {
 		uint64_t e = below(w, 100);
 
@@ -600,7 +631,8 @@ static void one_sequence(struct world *w)
 			w->step = "misuse";
 			ev_misuse(w);
 		}
-		check(w);
+		if (i % every == 0)
+			check(w);
 	}
 	drain(w);
 	rs_free(w->s);
@@ -613,6 +645,8 @@ int main(int argc, char **argv)
 	struct world w;
 
 	memset(&w, 0, sizeof(w));
+	for (unsigned i = 0; i < NAMES; i++)
+		snprintf(pool[i], sizeof(pool[i]), "c%u", i);
 	w.rng = argc > 2 ? strtoull(argv[2], NULL, 10) : 1;
 	printf("random_invariants: %lu sequences, seed %" PRIu64 "\n", n, w.rng);
 	fflush(stdout);
