@@ -239,8 +239,9 @@ void rs_sc_uc_changed(struct rs_sched *s, uint32_t c)
 		kremove(s, &s->active, k->hpos_active);
 		if (s->active.n == 0)
 			s->sc_epoch++;	/* all idle: every SC resets to 0 */
-	} else if (k->hpos_active != RS_NIL) {
-		kfix(s, &s->active, k->hpos_active);
+	} else if (k->hpos_active != RS_NIL &&
+		   s->active.ent[k->hpos_active].sc != k->sc) {
+		kfix(s, &s->active, k->hpos_active);	/* key is (sc, c) */
 	}
 	if (k->hpos_ready != RS_NIL)
 		kfix(s, &s->ready, k->hpos_ready);
