@@ -15,6 +15,9 @@
  *   - W, queued, per-class queued/outstanding and UC equal the model;
  *   - a call that returns an error leaves every statistic unchanged;
  *   - after rs_on_timer(now), rs_next_deadline() > now (no busy loop);
+ *   - msf/rfq with a window: the released class has the minimum SC among
+ *     classes with queued requests (ties: largest w*UC), and a class that
+ *     becomes active starts at the minimum SC of the active classes;
  * and at the end of the sequence (liveness): every queued request gets
  * released once responses end and timers fire; then W, queued, UC and the
  * (class,user) entries are back to zero and released == ended,
@@ -84,6 +87,32 @@ static uint64_t below(struct world *w, uint64_t n)
 		exit(1);                                                \
 	} while (0)
 
+static int class_of(const struct world *w, int name);
+
+/* msf/rfq: the released request's class had the minimum SC among the
+ * classes that still have queued requests; on a tie the largest w*UC. */
+static void check_min_service(struct world *w, int name)
+{
+	struct rs_class_stats rel, cs;
+	int c, rc = class_of(w, name);
+
+	if (rc < 0)
+		FAIL(w, "released request of an unknown class");
+	rs_class_stats(w->s, rc, &rel);
+	for (c = 0; c < w->ncls; c++) {
+		if (c == rc)
+			continue;
+		rs_class_stats(w->s, c, &cs);
+		if (!cs.queued)
+			continue;
+		if (cs.service < rel.service ||
+		    (cs.service == rel.service &&
+		     cs.weight * cs.active_users > rel.weight * rel.active_users))
+			FAIL(w, "released class %d (SC %.6f) but class %d has "
+			     "SC %.6f", rc, rel.service, c, cs.service);
+	}
+}
+
 static void on_release(void *ctx, rs_id id, void *cookie)
 {
 	struct world *w = ctx;
@@ -108,6 +137,8 @@ static void on_release(void *ctx, rs_id id, void *cookie)
 	if (w->cfg.controller == RS_WIN_FIXED && st.W > w->cfg.fixed_window)
 		FAIL(w, "fixed window %u exceeded: %u", w->cfg.fixed_window,
 		     st.W);
+	if (w->cfg.policy != RS_POLICY_DRR && w->cfg.controller != RS_WIN_RTC)
+		check_min_service(w, r->name);
 }
 
 struct snap {
@@ -249,6 +280,8 @@ static void ev_enqueue(struct world *w)
 	int cls, err, i;
 	uint64_t queued = 0;
 	rs_id id = 0;
+	bool idle_class = false, any_active = false;
+	double min_active = 0;
 
 	if (w->nreq >= w->maxreq)
 		return;
@@ -266,6 +299,17 @@ static void ev_enqueue(struct world *w)
 	for (int k = 0; k < w->nreq; k++)
 		queued += w->req[k].state == S_QUEUED;
 	take(w, &before);
+	/* MSF-RS: a class becoming active starts at the minimum SC of the
+	 * active classes (0 when none is active) */
+	if (cls >= 0 && cls < w->ncls) {
+		idle_class = before.c[cls].active_users == 0;
+		for (int c = 0; c < w->ncls; c++)
+			if (c != cls && before.c[c].active_users &&
+			    (!any_active || before.c[c].service < min_active)) {
+				min_active = before.c[c].service;
+				any_active = true;
+			}
+	}
 	w->nreq++;
 	if (cls >= 0 && cls < w->ncls)
 		r->name = w->cls[cls];
@@ -286,6 +330,14 @@ static void ev_enqueue(struct world *w)
 	}
 	if (err)
 		FAIL(w, "enqueue failed: %d", err);
+	if (idle_class && w->cfg.policy != RS_POLICY_DRR) {
+		struct rs_class_stats cs;
+
+		rs_class_stats(w->s, cls, &cs);
+		if (cs.service != min_active)
+			FAIL(w, "class %d restarted at SC %.6f, min active %.6f",
+			     cls, cs.service, min_active);
+	}
 	if (r->id != 0 && r->id != id)
 		FAIL(w, "released id differs from the returned id");
 	r->id = id;
