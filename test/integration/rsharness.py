@@ -29,6 +29,8 @@ SQUID_BIN = Path(os.environ.get("RS_SQUID", TOP / "build/squid/sbin/squid"))
 # Optional share dir (errors/, icons/, mime.conf) for a Squid not installed
 # under its configured prefix (e.g. a stock binary used to develop the harness).
 SQUID_SHARE = os.environ.get("RS_SQUID_SHARE", "")
+# Extra squid.conf lines for every test (e.g. unlinkd_program of a relocated build).
+SQUID_EXTRA_CONF = os.environ.get("RS_SQUID_EXTRA_CONF", "").replace("\\n", "\n")
 
 ACCESS_FORMAT = ("logformat rstest %ts.%03tu %tr %>a %Ss/%03>Hs %<st %rm %ru "
                  "%{reqsched_class}note %{reqsched_wait_ms}note")
@@ -245,7 +247,6 @@ coredump_dir {dir}
 {share}
 cache_effective_user {user}
 shutdown_lifetime 0 seconds
-pinger_enable off
 logfile_rotate 0
 strip_query_terms off
 buffered_logs off
@@ -295,6 +296,7 @@ class Squid:
             share = (f"error_directory {SQUID_SHARE}/errors/templates\n"
                      f"mime_table {SQUID_SHARE}/mime.conf\n"
                      f"icon_directory {SQUID_SHARE}/icons")
+        share += "\n" + SQUID_EXTRA_CONF
         text = BASE_CONF.format(
             port=self.port, dir=self.dir, access_format=ACCESS_FORMAT, share=share,
             user="nobody",
