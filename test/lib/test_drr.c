@@ -348,6 +348,26 @@ START_TEST(sff_flow_timeout)
 }
 END_TEST
 
+/* Foreign bytes of an active user count as its recent service. */
+START_TEST(sff_foreign_bytes_make_long)
+{
+	struct rec rec = { 0 };
+	struct rs_sched *s = sff_new(&rec, RS_POLICY_MSF);
+	rs_id blk, l, sh;
+
+	rs_class_add(s, "A", 1);
+	blk = enq(s, 0, 100, 10000, 0);
+	ck_assert_int_eq(rs_on_foreign_bytes(s, 0, 100, 25000, 0), 0);
+	l = enq(s, 0, 100, 10000, 0);	/* recent 25000 >= th: best effort */
+	sh = enq(s, 0, 7, 10000, 0);	/* priority */
+	rs_on_end(s, blk, false, 0);
+	ck_assert(rec.id[rec.n - 1] == sh);
+	rs_on_end(s, sh, false, 0);
+	ck_assert(rec.id[rec.n - 1] == l);
+	rs_free(s);
+}
+END_TEST
+
 Suite *suite_drr(void)
 {
 	Suite *s = suite_create("drr");
@@ -363,6 +383,7 @@ Suite *suite_drr(void)
 	tcase_add_test(tc, sff_priority_best_effort_split);
 	tcase_add_test(tc, sff_no_starvation);
 	tcase_add_test(tc, sff_flow_timeout);
+	tcase_add_test(tc, sff_foreign_bytes_make_long);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -199,6 +199,30 @@ START_TEST(strings_and_parsing)
 }
 END_TEST
 
+/* Aborted ends count in ended and aborted and free the slot like ends. */
+START_TEST(aborted_end_counts)
+{
+	struct rec rec = { 0 };
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_FIXED);
+	struct rs_sched *s = rs_new(&cfg, rec_release, &rec);
+	rs_id a, b;
+
+	rs_class_add(s, "a", 1);
+	a = enq(s, 0, 1, 0, 0);
+	b = enq(s, 0, 2, 0, 0);
+	ck_assert_int_eq(rs_on_end(s, a, true, 1), 0);
+	ck_assert(rec.id[1] == b);
+	ck_assert_int_eq(rs_on_end(s, b, false, 2), 0);
+	ck_assert_uint_eq(gstats(s).ended, 2);
+	ck_assert_uint_eq(gstats(s).aborted, 1);
+	ck_assert_uint_eq(cstats(s, 0).aborted, 1);
+	ck_assert_uint_eq(cstats(s, 0).ended, 2);
+	ck_assert_uint_eq(gstats(s).W, 0);
+	ck_assert_uint_eq(gstats(s).users, 0);
+	rs_free(s);
+}
+END_TEST
+
 Suite *suite_misuse(void)
 {
 	Suite *s = suite_create("misuse");
@@ -209,6 +233,7 @@ Suite *suite_misuse(void)
 	tcase_add_test(tc, max_queued_rejects);
 	tcase_add_test(tc, callback_reentry_refused);
 	tcase_add_test(tc, strings_and_parsing);
+	tcase_add_test(tc, aborted_end_counts);
 	suite_add_tcase(s, tc);
 	return s;
 }

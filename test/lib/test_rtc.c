@@ -144,6 +144,33 @@ START_TEST(rtc_cancel_scheduled)
 }
 END_TEST
 
+/* drr under rtc: a request taken from the policy but not released (held
+ * for bandwidth) gives its deficit back when cancelled. */
+START_TEST(rtc_drr_refund_on_cancel)
+{
+	struct rec rec = { 0 };
+	struct rs_config cfg = cfg_base(RS_POLICY_DRR, RS_WIN_RTC);
+	struct rs_sched *s;
+	rs_id r1, r2;
+
+	cfg.target_util = 1.0;
+	cfg.drr_quantum = 1000;
+	s = rs_new(&cfg, rec_release, &rec);
+	rs_class_add(s, "A", 1);
+	r1 = enq_host(s, 1, 600, 0);	/* DC 1000 - 600; empty: 0 */
+	ck_assert_int_eq(rec.n, 1);
+	r2 = enq_host(s, 1, 600, 0);	/* taken (DC 400, empty: 0), held */
+	enq_host(s, 1, 600, 0);		/* A back in the round, DC 0 */
+	ck_assert_int_eq(rec.n, 1);
+	ck_assert_double_eq(service(s, 0), 0);
+	ck_assert_int_eq(rs_cancel(s, r2, 1), 0);
+	ck_assert_double_eq(service(s, 0), 600);	/* refunded */
+	ck_assert_uint_eq(gstats(s).queued, 1);
+	rs_on_end(s, r1, false, 2);
+	rs_free(s);
+}
+END_TEST
+
 Suite *suite_rtc(void)
 {
 	Suite *s = suite_create("rtc");
@@ -152,6 +179,7 @@ Suite *suite_rtc(void)
 	tcase_add_test(tc, rtc_finish_time_and_learning);
 	tcase_add_test(tc, rtc_release_heap);
 	tcase_add_test(tc, rtc_cancel_scheduled);
+	tcase_add_test(tc, rtc_drr_refund_on_cancel);
 	suite_add_tcase(s, tc);
 	return s;
 }
