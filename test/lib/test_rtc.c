@@ -161,11 +161,14 @@ START_TEST(rtc_drr_refund_on_cancel)
 	ck_assert_int_eq(rec.n, 1);
 	r2 = enq_host(s, 1, 600, 0);	/* taken (DC 400, empty: 0), held */
 	enq_host(s, 1, 600, 0);		/* A back in the round, DC 0 */
+	enq_host(s, 1, 600, 0);
 	ck_assert_int_eq(rec.n, 1);
 	ck_assert_double_eq(service(s, 0), 0);
+	/* cancel: DC 0 + 600 refunded; the next is taken (held):
+	 * 600 + 1000 - 600 = 1000 (400 without the refund) */
 	ck_assert_int_eq(rs_cancel(s, r2, 1), 0);
-	ck_assert_double_eq(service(s, 0), 600);	/* refunded */
-	ck_assert_uint_eq(gstats(s).queued, 1);
+	ck_assert_double_eq(service(s, 0), 1000);
+	ck_assert_uint_eq(gstats(s).queued, 2);
 	rs_on_end(s, r1, false, 2);
 	rs_free(s);
 }
