@@ -131,6 +131,7 @@ def test_two_classes_release_order_follows_weights(squid_factory, origin):
     # out after about 80), gold should get 3 of every 4 releases.
     head = Counter(order[:60])
     ratio = head[GOLD_SRC] / max(1, head[BRONZE_SRC])
+    print(f"two classes 3:1: first 60 releases gold:bronze = {head[GOLD_SRC]}:{head[BRONZE_SRC]}")
     assert 2.2 <= ratio <= 4.0, f"gold:bronze = {head[GOLD_SRC]}:{head[BRONZE_SRC]} in the first 60 releases"
     # and the tail belongs to bronze (gold was served first)
     tail = Counter(order[-20:])
@@ -206,6 +207,7 @@ def test_msf_user_based_fairness(squid_factory, origin):
     a = u[A_USER]
     b_mean = sum(u[s] for s in B_USERS) / len(B_USERS)
     share_a = a / (a + sum(u[s] for s in B_USERS))
+    print(f"msf: A user {a} B per user {b_mean:.0f} A share {share_a:.3f}")
     assert 0.5 <= a / b_mean <= 2.0, f"A user {a} B per user {b_mean:.0f}: {dict(u)}"
     assert 0.07 <= share_a <= 0.25, f"class A share {share_a:.3f} (expected ~1/7): {dict(u)}"
 
@@ -216,6 +218,7 @@ def test_rfq_class_based_fairness(squid_factory, origin):
     u = _share_run(squid_factory, origin, "rfq")
     a = u[A_USER]
     share_a = a / (a + sum(u[s] for s in B_USERS))
+    print(f"rfq: A share {share_a:.3f}")
     assert 0.38 <= share_a <= 0.62, f"class A share {share_a:.3f} (expected ~1/2): {dict(u)}"
 
 
