@@ -19,7 +19,7 @@ ALL_TARGETS   += lib
 CHECK_TARGETS += check-lib
 BENCH_TARGETS += bench-lib
 
-lib: $(STAMPS)/lib
+lib: $(STAMPS)/lib $(STAMPS)/lib-abi
 
 $(LIB_SRCDIR)/configure: $(LIB_SRCDIR)/configure.ac $(LIB_SRCDIR)/Makefile.am | $(STAMPS)/deps
 	cd $(LIB_SRCDIR) && mkdir -p m4 && autoreconf -fi
@@ -34,6 +34,13 @@ $(STAMPS)/lib: $(STAMPS)/deps $(LIB_OBJDIR)/Makefile $(LIB_SOURCES)
 	$(MAKE) -C $(LIB_OBJDIR) install >/dev/null
 	@mkdir -p $(STAMPS)
 	@touch $@
+
+# $(STAMPS)/lib-abi changes only when the installed header changes: a
+# dependent that links the shared library (Squid) can depend on it instead
+# of $(STAMPS)/lib and skip rebuilds for library-internal changes.
+$(STAMPS)/lib-abi: $(STAMPS)/lib
+	@if ! cmp -s $(PREFIX)/include/reqsched.h $(STAMPS)/lib-abi.h; then \
+		cp $(PREFIX)/include/reqsched.h $(STAMPS)/lib-abi.h; touch $@; fi
 
 check-lib: $(STAMPS)/lib
 	$(LIB_TEST_MAKE) check
