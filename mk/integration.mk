@@ -7,11 +7,11 @@
 
 INTEGRATION_DIR    := $(TOP)/test/integration
 INTEGRATION_PYTEST := cd $(INTEGRATION_DIR) && RS_SQUID=$(BUILD)/squid/sbin/squid \
-                      python3 -m pytest -p no:cacheprovider -q -rfEs
+                      timeout 900 python3 -m pytest -p no:cacheprovider -q -rfEs
 
 .PHONY: check-integration check-integration-all
 
-# Not yet in CHECK_TARGETS: added once build/squid exists and the listed tests pass.
+CHECK_TARGETS += check-integration
 
 check-integration: squid $(STAMPS)/deps
 	$(INTEGRATION_PYTEST) $$(sed 's/#.*//' passing.txt)
