@@ -33,7 +33,6 @@ def base_conf(sc: Scenario, run_dir: str, user: str, patched: bool) -> list[str]
         f"cache_effective_user {user}",
         "cache deny all",
         "cache_mem 8 MB",
-        "pinger_enable off",
         "dns_nameservers 127.0.0.1",
         "shutdown_lifetime 1 seconds",
         "forwarded_for delete",
@@ -46,6 +45,8 @@ def base_conf(sc: Scenario, run_dir: str, user: str, patched: bool) -> list[str]
         "http_access allow localhost",
         "http_access deny all",
     ]
+    if not patched:
+        lines.append("pinger_enable off")    # Debian's squid has ICMP support; ours does not
     for i, _ in enumerate(sc.classes):
         lines.append(f"acl {class_acl(i)} src 10.10.{i + 1}.0/24")
     return lines
