@@ -73,6 +73,10 @@ def test_fixed1_responses_never_overlap(squid_factory, origin):
         assert f1 >= e0 - 0.005, f"response {t1_} started {1000*(e0-f1):.1f} ms before {t0_} ended"
     assert max_overlap(res) == 1
     assert elapsed >= N1 * DELAY1 / 1000, f"{N1} serialized responses took only {elapsed:.2f}s"
+    rp = idle(sq)
+    assert_balanced(rp)
+    assert rp.g("released") == N1 and rp.c("a", "released") == N1, rp.text
+    assert rp.g("W_max") == 1, rp.text
 
 
 # --------------------------------------------------------------------------
@@ -90,6 +94,9 @@ def test_scheduler_off_does_not_queue(squid_factory, origin):
     assert elapsed < N1 * DELAY1 / 1000, f"took {elapsed:.2f}s, as if serialized"
     rows = rows_of(sq, "/off/")
     assert len(rows) == N1 and all(r["status"] == "200" for r in rows)
+    assert all(r["class"] == "-" and r["wait_ms"] == "-" for r in rows), rows[:2]   # no notes
+    rp = sq.report()
+    assert rp.glob["reqsched"] == "off" and rp.g("released") == 0, rp.text
 
 
 # --------------------------------------------------------------------------
@@ -187,8 +194,12 @@ def _share_run(squid_factory, origin, policy: str, seconds: float = 6.0) -> Dict
                for src in [A_USER] * 3 + B_USERS * 3]          # 3 requests in flight per user
     for t in threads:
         t.start()
+    time.sleep(seconds / 2)
+    mid = sq.report()       # every user keeps requests queued: UC_A = 1, UC_B = 6
     for t in threads:
         t.join(seconds + 30)
+    assert mid.c("A", "users") == 1 and mid.c("B", "users") == len(B_USERS), mid.text
+    assert mid.g("W") == 2 and mid.g("queued") > 0, mid.text
     assert all(r.ok for r in out), [r for r in out if not r.ok][:5]
     # bytes per user completed in the steady part of the run
     per_user: Dict[str, int] = Counter()
@@ -253,7 +264,9 @@ def test_aborts_resets_timeouts_free_the_window(squid_factory, origin):
         assert r.body_len < 200_000, r           # truncated, not completed
     rp = idle(sq)
     assert_balanced(rp)
-    assert rp.g("cancelled") >= 4, f"4 queued requests were abandoned:\n{rp.text}"
+    assert rp.g("cancelled") == 4, f"4 queued requests were abandoned:\n{rp.text}"
+    # released: hang, outabort, reset0, reset1 -- each ended abnormally
+    assert rp.g("released") == 4 and rp.g("aborted") == 4, rp.text
     # the origin saw no queued-then-abandoned request
     assert not any("/t4/qabort" in row[4] for row in origin.requests())
     # and new requests flow
@@ -321,7 +334,12 @@ def test_reconfigure_keeps_queued_requests(squid_factory, origin):
     bad = [r for r in res if not r.ok]
     assert not bad, f"{len(bad)} requests failed after reconfigure: {bad[:3]}"
     assert sq.alive()
-    assert_balanced(idle(sq))
+    rows = rows_of(sq, "/t6/")
+    assert len(rows) == n and all(r["status"] == "200" for r in rows)
+    rp = idle(sq)
+    assert_balanced(rp)
+    assert rp.g("W_max") == 4, f"the new window was not applied:\n{rp.text}"
+    assert rp.g("released") == n + 1, rp.text
 
 
 # --------------------------------------------------------------------------
@@ -374,8 +392,16 @@ def test_connect_tunnel_bytes_count_for_class(squid_factory, origin, streamer_fa
     nbytes = 3_000_000
     st = streamer_factory(nbytes)
     sq = _two_class_squid(squid_factory)
+    # default request_sched_tunnels count: a tunnel is counted, never deferred,
+    # so it passes while the window is full
+    blockers = _block_window(sq, origin, 2, 3000, src=GOLD_SRC)
+    time.sleep(0.3)
+    t0 = time.monotonic()
     got = connect_and_read(sq.port, st.port, BRONZE_SRC)
     assert got == nbytes
+    assert time.monotonic() - t0 < 2.0, "the CONNECT waited for the full window"
+    assert all(r is None for r in blockers.results), "the window should still be full"
+    assert all(r.ok for r in blockers.join(10))
     def counted() -> bool:
         rp = sq.report()
         return rp.c("bronze", "foreign_bytes") >= nbytes
@@ -386,3 +412,20 @@ def test_connect_tunnel_bytes_count_for_class(squid_factory, origin, streamer_fa
     assert rp.c("gold", "foreign_bytes") == 0, rp.text
     assert rp.g("bytes") >= nbytes, f"tunnel bytes must count as link usage:\n{rp.text}"
     assert_balanced(rp)
+
+
+def test_connect_scheduled_waits_for_window(squid_factory, origin, streamer_factory):
+    """request_sched_tunnels schedule: establishing a tunnel waits for a window slot."""
+    st = streamer_factory(100_000)
+    sq = squid_factory(sched=sched_conf(window="fixed 1", more="request_sched_tunnels schedule"))
+    blocker = _block_window(sq, origin, 1, 2000)
+    time.sleep(0.3)
+    t0 = time.monotonic()
+    got = connect_and_read(sq.port, st.port, "127.0.0.1")
+    waited = time.monotonic() - t0
+    assert got == 100_000
+    assert waited >= 1.2, f"the scheduled CONNECT got through after {waited:.2f}s with the window full"
+    assert blocker.join(10)[0].ok
+    rp = idle(sq)
+    assert_balanced(rp)
+    assert rp.c("a", "bytes") >= 100_000, rp.text
