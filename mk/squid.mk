@@ -1,0 +1,46 @@
+# Patched Squid: Debian's squid 6.13-2+deb13u3 source package (Debian's own
+# patches applied) + our quilt series patches/squid-6.13/series, configured
+# with --enable-request-scheduler against libreqsched (pkg-config, via the
+# exported PKG_CONFIG_PATH) and installed into build/squid/.
+#
+#   make squid        fetch, patch, bootstrap/configure when needed, build, install
+#   make check-squid  build and run Squid's unit tests that compile hooked files
+#
+# Stamps: the source is fetched once; a changed patch, series or libreqsched
+# re-applies the series (quilt pop/push) and rebuilds incrementally (make's
+# dependency tracking + ccache); bootstrap.sh/configure only re-run when
+# configure.ac/Makefile.am or the configure options change.
+SQUID_VERSION     := 6.13
+SQUID_DEB_VERSION := 6.13-2+deb13u3
+SQUID_SRC         := $(BUILD)/squid-src/squid-$(SQUID_VERSION)
+SQUID_PREFIX      := $(BUILD)/squid
+SQUID_PATCH_DIR   := $(TOP)/patches/squid-$(SQUID_VERSION)
+SQUID_PATCHES     := $(SQUID_PATCH_DIR)/series $(wildcard $(SQUID_PATCH_DIR)/*.patch)
+
+ALL_TARGETS   += squid
+CHECK_TARGETS += check-squid
+
+.PHONY: squid check-squid
+squid: $(STAMPS)/squid
+
+$(STAMPS)/squid-source: scripts/fetch-squid | $(STAMPS)/deps
+	@mkdir -p $(STAMPS)
+	scripts/fetch-squid $(SQUID_DEB_VERSION) $(BUILD)/squid-src
+	@touch $@
+
+$(STAMPS)/squid-patched: $(STAMPS)/squid-source $(SQUID_PATCHES)
+	scripts/squid-build patch $(SQUID_SRC) $(SQUID_PATCH_DIR)
+	@touch $@
+
+$(STAMPS)/squid-configured: $(STAMPS)/squid-patched scripts/squid-build $(STAMPS)/lib
+	scripts/squid-build configure $(SQUID_SRC) $(SQUID_PREFIX)
+	@touch $@
+
+$(STAMPS)/squid: $(STAMPS)/squid-configured $(STAMPS)/lib
+	scripts/squid-build build $(SQUID_SRC)
+	@touch $@
+
+check-squid: $(STAMPS)/squid-check
+$(STAMPS)/squid-check: $(STAMPS)/squid
+	scripts/squid-build check $(SQUID_SRC)
+	@touch $@
