@@ -132,7 +132,7 @@ def _parse_head(head: bytes) -> Tuple[int, Dict[str, str]]:
 def http_get(proxy_port: int, url: str, src: str = "127.0.0.1", tag: str = "",
              timeout: float = 60.0, abort_after_s: Optional[float] = None,
              abort_after_bytes: Optional[int] = None, method: str = "GET",
-             rst: bool = False) -> Result:
+             rst: bool = False, body: bytes = b"") -> Result:
     """One HTTP/1.0 request through the proxy from source address `src`.
 
     HTTP/1.0 keeps framing simple: the body ends at EOF (Squid does not chunk
@@ -148,8 +148,10 @@ def http_get(proxy_port: int, url: str, src: str = "127.0.0.1", tag: str = "",
         s.settimeout(timeout)
         s.connect(("127.0.0.1", proxy_port))
         host = url.split("/")[2] if "://" in url else url
-        req = f"{method} {url} HTTP/1.0\r\nHost: {host}\r\nUser-Agent: rstest\r\n\r\n"
-        s.sendall(req.encode())
+        req = f"{method} {url} HTTP/1.0\r\nHost: {host}\r\nUser-Agent: rstest\r\n"
+        if body or method in ("POST", "PUT"):
+            req += f"Content-Type: application/octet-stream\r\nContent-Length: {len(body)}\r\n"
+        s.sendall(req.encode() + b"\r\n" + body)
         deadline_abort = (r.t_start + abort_after_s) if abort_after_s is not None else None
         buf = b""
         head_done = False
@@ -200,6 +202,52 @@ def http_get(proxy_port: int, url: str, src: str = "127.0.0.1", tag: str = "",
                 pass
         s.close()
     return r
+
+
+def http_keepalive(proxy_port: int, urls: List[str], src: str = "127.0.0.1",
+                   timeout: float = 30.0) -> List[Result]:
+    """Several HTTP/1.1 requests, one after the other, on one persistent
+    connection (responses must carry Content-Length)."""
+    out: List[Result] = []
+    with socket.socket() as s:
+        s.bind((src, 0))
+        s.settimeout(timeout)
+        s.connect(("127.0.0.1", proxy_port))
+        buf = b""
+        for url in urls:
+            r = Result(tag=url, src=src, t_start=time.monotonic())
+            host = url.split("/")[2]
+            s.sendall(f"GET {url} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: rstest\r\n\r\n".encode())
+            while b"\r\n\r\n" not in buf:
+                c = s.recv(65536)
+                if not c:
+                    r.error = "closed before response header"
+                    out.append(r)
+                    return out
+                if not r.t_first:
+                    r.t_first = time.monotonic()
+                buf += c
+            head, _, buf = buf.partition(b"\r\n\r\n")
+            r.status, r.headers = _parse_head(head)
+            want = int(r.headers.get("content-length", "-1"))
+            if want < 0:
+                r.error = "no Content-Length"
+                out.append(r)
+                return out
+            while len(buf) < want:
+                c = s.recv(65536)
+                if not c:
+                    break
+                buf += c
+            r.body_len = min(len(buf), want)
+            buf = buf[want:]
+            if r.body_len < want:
+                r.error = f"short body {r.body_len}/{want}"
+            r.t_end = time.monotonic()
+            out.append(r)
+            if r.error:
+                return out
+    return out
 
 
 def run_parallel(jobs: List[Callable[[], Result]], workers: int) -> List[Result]:

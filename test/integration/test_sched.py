@@ -429,3 +429,54 @@ def test_connect_scheduled_waits_for_window(squid_factory, origin, streamer_fact
     rp = idle(sq)
     assert_balanced(rp)
     assert rp.c("a", "bytes") >= 100_000, rp.text
+
+
+# --------------------------------------------------------------------------
+# requests Squid answers itself bypass the scheduler; failures still end
+# --------------------------------------------------------------------------
+def test_squid_answers_bypass_and_failures_end(squid_factory, origin):
+    sq = squid_factory(sched=sched_conf(window="fixed 1"),
+                       acls="acl forbidden urlpath_regex ^/forbidden\nhttp_access deny forbidden\n")
+    blocker = _block_window(sq, origin, 1, 2500)
+    time.sleep(0.3)
+    # denied by http_access: answered at once although the window is full
+    denied = http_get(sq.port, origin.url("/forbidden/x", size=100), timeout=10)
+    assert denied.status == 403 and denied.t_end - denied.t_start < 1.0, denied
+    # a miss to a closed port: queued, released, fails to connect, ends
+    closed = h.free_port()
+    refused = http_get(sq.port, f"http://127.0.0.1:{closed}/refused", timeout=30)
+    assert refused.status in (502, 503), refused
+    assert refused.t_end - refused.t_start >= 1.5, "the failing miss should have waited for the window"
+    assert blocker.join(10)[0].ok
+    rp = idle(sq)
+    assert_balanced(rp)
+    assert rp.g("released") == 2, f"blocker + refused miss only (403 bypasses):\n{rp.text}"
+
+
+# --------------------------------------------------------------------------
+# request bodies and persistent client connections survive queueing
+# --------------------------------------------------------------------------
+def test_post_bodies_while_queued(squid_factory, origin):
+    sq = squid_factory(sched=sched_conf(window="fixed 1"))
+    blocker = _block_window(sq, origin, 1, 1500)
+    time.sleep(0.3)
+    sizes = [10, 50_000, 300_000]
+    posts = h.Background([lambda n=n: http_get(sq.port, origin.url(f"/post/{n}", size=1000), method="POST",
+                                               body=b"p" * n, timeout=30) for n in sizes])
+    wait_until(lambda: sq.report().g("queued") == len(sizes), 5, what="the POSTs to be queued")
+    res = posts.join(30) + blocker.join(10)
+    assert all(r.ok and r.body_len in (100, 1000) for r in res), res
+    logged = {row[4].split("?")[0]: row for row in origin.requests() if row[4].startswith("/post/")}
+    assert set(logged) == {f"/post/{n}" for n in sizes} and all(row[3] == "POST" for row in logged.values())
+    assert_balanced(idle(sq))
+
+
+def test_keepalive_client_requests_queue_in_turn(squid_factory, origin):
+    sq = squid_factory(sched=sched_conf(window="fixed 1"))
+    others = h.Background([lambda i=i: http_get(sq.port, origin.url(f"/ka/other/{i}", size=20_000, delay_ms=100),
+                                                src="127.0.0.5") for i in range(6)])
+    res = h.http_keepalive(sq.port, [origin.url(f"/ka/mine/{i}", size=5000, delay_ms=50) for i in range(4)],
+                           src="127.0.0.6")
+    assert len(res) == 4 and all(r.ok and r.body_len == 5000 for r in res), res
+    assert all(r.ok for r in others.join(30))
+    assert_balanced(idle(sq))
