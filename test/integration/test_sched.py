@@ -10,6 +10,8 @@ import time
 from collections import Counter
 from typing import Dict, List
 
+import pytest
+
 import rsharness as h
 from rsharness import Result, http_get, sched_conf, wait_until
 
@@ -119,8 +121,9 @@ def _block_window(sq: h.Squid, origin, n: int, hold_ms: int, src: str = OTHER_SR
                                               src=src, tag=f"block{i}") for i in range(n)])
 
 
-def test_two_classes_release_order_follows_weights(squid_factory, origin):
-    sq = _two_class_squid(squid_factory)
+@pytest.mark.parametrize("policy", ["msf", "rfq", "drr"])
+def test_two_classes_release_order_follows_weights(squid_factory, origin, policy):
+    sq = _two_class_squid(squid_factory, policy=policy)
     blockers = _block_window(sq, origin, 2, 1500)
     time.sleep(0.3)
     per_class = 60
@@ -138,7 +141,7 @@ def test_two_classes_release_order_follows_weights(squid_factory, origin):
     # out after about 80), gold should get 3 of every 4 releases.
     head = Counter(order[:60])
     ratio = head[GOLD_SRC] / max(1, head[BRONZE_SRC])
-    print(f"two classes 3:1: first 60 releases gold:bronze = {head[GOLD_SRC]}:{head[BRONZE_SRC]}")
+    print(f"two classes 3:1 ({policy}): first 60 releases gold:bronze = {head[GOLD_SRC]}:{head[BRONZE_SRC]}")
     assert 2.2 <= ratio <= 4.0, f"gold:bronze = {head[GOLD_SRC]}:{head[BRONZE_SRC]} in the first 60 releases"
     # and the tail belongs to bronze (gold was served first)
     tail = Counter(order[-20:])
@@ -340,6 +343,92 @@ def test_reconfigure_keeps_queued_requests(squid_factory, origin):
     assert_balanced(rp)
     assert rp.g("W_max") == 4, f"the new window was not applied:\n{rp.text}"
     assert rp.g("released") == n + 1, rp.text
+
+
+def test_reconfigure_removing_a_class_keeps_its_queue(squid_factory, origin):
+    """Requests queued in a class that the new configuration drops move to
+    another class and still complete."""
+    sq = _two_class_squid(squid_factory, window="fixed 1")
+    blocker = _block_window(sq, origin, 1, 3000, src=GOLD_SRC)
+    time.sleep(0.3)
+    load = h.Background([lambda i=i: http_get(sq.port, origin.url(f"/t6b/{i}", size=1000), src=BRONZE_SRC,
+                                              timeout=60) for i in range(20)])
+    wait_until(lambda: sq.report().c("bronze", "queued") == 20, 10, what="20 bronze requests queued")
+    sq.sched = sched_conf(window="fixed 1", classes=[("gold", 3)])
+    sq.write_config()
+    assert sq.reconfigure().returncode == 0
+    wait_until(lambda: "bronze" not in sq.report().classes, 10, what="class bronze to disappear")
+    res = load.join(60) + blocker.join(10)
+    assert all(r.ok for r in res), [r for r in res if not r.ok][:3]
+    assert sq.alive()
+    assert_balanced(idle(sq))
+
+
+def test_shutdown_with_queued_requests(squid_factory, origin):
+    sq = squid_factory(sched=sched_conf(window="fixed 1"))
+    blocker = _block_window(sq, origin, 1, 3000)
+    time.sleep(0.3)
+    load = h.Background([lambda i=i: http_get(sq.port, origin.url(f"/shut/{i}", size=100), timeout=30)
+                         for i in range(20)])
+    wait_until(lambda: sq.report().g("queued") == 20, 10, what="20 queued requests")
+    assert sq.proc is not None
+    sq.proc.terminate()
+    rc = sq.proc.wait(timeout=15)
+    log = sq.cache_log()
+    assert "assertion failed" not in log and "FATAL" not in log, sq.tail_logs()
+    assert rc == 0, f"squid exited {rc} on SIGTERM with queued requests\n{sq.tail_logs()}"
+    res = load.join(20) + blocker.join(20)
+    assert all(r.status == 0 or r.status >= 500 or r.ok for r in res)   # closed or answered, never hung
+
+
+# --------------------------------------------------------------------------
+# wrc-mult: the window grows until the link is used, and no further
+# --------------------------------------------------------------------------
+def test_wrc_mult_window_fills_the_link(squid_factory, origin):
+    """C = 8 Mbit/s, every response paced at 1 Mbit/s by the origin, 24
+    backlogged requests: W+ must grow from 1 to about 8 (U+ = 98%) within a
+    few 1 s update intervals, and the achieved rate approach C."""
+    sq = squid_factory(sched=sched_conf(window="wrc-mult", link="8 Mbit"))
+    out: List[Result] = []
+    lock = threading.Lock()
+    t0 = time.monotonic()
+    seconds = 9.0
+    stop = t0 + seconds
+    srcs = [f"127.0.0.{30 + i}" for i in range(24)]
+    threads = [threading.Thread(target=lambda src=src: _paced_loop(sq, origin, src, stop, out, lock), daemon=True)
+               for src in srcs]
+    for t in threads:
+        t.start()
+    samples = []
+    while time.monotonic() < stop:
+        time.sleep(1.0)
+        rp = sq.report()
+        samples.append((round(time.monotonic() - t0, 1), rp.g("W_max"), rp.g("W"), rp.g("U")))
+    for t in threads:
+        t.join(40)
+    assert all(r.ok for r in out), [r for r in out if not r.ok][:3]
+    # client-side rate: bytes of responses completed in [t0 + 4 s, last end]
+    # (edge error at most one window of 50 kB responses, well inside the bounds)
+    ta = t0 + 4.0
+    late = [r for r in out if r.t_end >= ta]
+    tb = max(r.t_end for r in late)
+    rate = sum(r.body_len for r in late) * 8 / (tb - ta)
+    print(f"wrc-mult: (t, W+, W, U) {samples}; {rate / 1e6:.2f} Mbit/s after 4 s")
+    wmax = [w for _, w, _, _ in samples]
+    assert wmax[0] <= 4 and max(wmax) >= 5, f"W+ did not grow: {samples}"
+    assert max(wmax) <= 32, f"W+ overshot: {samples}"
+    assert 0.6 * 8e6 <= rate <= 1.2 * 8e6, f"{rate / 1e6:.2f} Mbit/s on an 8 Mbit/s link: {samples}"
+    u_late = [u for t, _, _, u in samples if t >= 4.0]
+    assert 0.8 <= sum(u_late) / len(u_late) <= 1.1, f"reported U after 4 s: {u_late}"
+
+
+def _paced_loop(sq: h.Squid, origin, src: str, stop: float, out: List[Result], lock: threading.Lock) -> None:
+    i = 0
+    while time.monotonic() < stop:
+        r = http_get(sq.port, origin.url(f"/wrc/{src}/{i}", size=50_000, rate_bps=1_000_000), src=src, timeout=30)
+        i += 1
+        with lock:
+            out.append(r)
 
 
 # --------------------------------------------------------------------------
