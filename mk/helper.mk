@@ -1,7 +1,9 @@
 # mk/helper.mk - the external class helper ext_reqsched_class_acl (helper/),
 # its Check unit tests and end-to-end tests (test/helper/), its benchmark.
 #   make helper        build and install build/bin/ext_reqsched_class_acl
-#   make check-helper  unit tests + stdin/stdout end-to-end test
+#   make check-helper  unit tests, stdin/stdout end-to-end test, and with the
+#                      patched Squid (make squid): squid -k parse of every
+#                      squid-conf/ snippet and the helper-through-Squid test
 #   make bench-helper  load time of 100,000 entries, ns per lookup
 
 HELPER_DIR    := $(TOP)/helper
@@ -49,9 +51,11 @@ $(HELPER_CHECK_BIN): $(HELPER_OBJ)/test_check_helper.o $(HELPER_LIB)
 $(HELPER_BENCH_BIN): $(HELPER_OBJ)/test_bench_helper.o $(HELPER_LIB)
 	$(CC) -o $@ $^
 
-check-helper: $(HELPER_BIN) $(HELPER_CHECK_BIN)
+check-helper: $(HELPER_BIN) $(HELPER_CHECK_BIN) $(STAMPS)/squid
 	CK_DEFAULT_TIMEOUT=60 $(HELPER_CHECK_BIN)
 	$(HELPER_TDIR)/e2e.sh $(HELPER_BIN)
+	$(HELPER_TDIR)/conf-parse.sh $(PREFIX)/squid/sbin/squid $(HELPER_BIN)
+	$(HELPER_TDIR)/squid-e2e.sh $(PREFIX)/squid/sbin/squid $(HELPER_BIN)
 
 bench-helper: $(HELPER_BIN) $(HELPER_BENCH_BIN)
 	$(HELPER_BENCH_BIN)

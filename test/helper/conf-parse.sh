@@ -39,6 +39,7 @@ check() {
 	pid_filename $TMP/squid.pid
 	cache_log $TMP/cache.log
 	cache_store_log none
+	access_log stdio:$TMP/access.log
 	coredump_dir $TMP
 	cache_effective_user nobody
 	include $snip
