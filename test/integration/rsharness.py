@@ -189,7 +189,8 @@ def http_get(proxy_port: int, url: str, src: str = "127.0.0.1", tag: str = "",
         if not head_done and not r.aborted and not r.error:
             r.error = "no response header"
         cl = r.headers.get("content-length")
-        if head_done and not r.aborted and not r.error and cl is not None and int(cl) != r.body_len:
+        if (head_done and not r.aborted and not r.error and cl is not None and method != "HEAD"
+                and int(cl) != r.body_len):
             r.error = f"short body {r.body_len}/{cl}"
     except OSError as e:
         r.error = f"{type(e).__name__}: {e}"

@@ -33,6 +33,11 @@ def assert_balanced(rp: h.Report) -> None:
     assert rp.g("W") == 0, rp.text
     assert rp.g("queued") == 0, rp.text
     assert rp.g("released") == rp.g("ended"), f"released != ended when idle:\n{rp.text}"
+    for name, c in rp.classes.items():
+        # no user, queue entry or slot may outlive its requests
+        assert c["users"] == "0" and c["queued"] == "0" and c["outstanding"] == "0", \
+            f"class {name} not idle:\n{rp.text}"
+        assert c["released"] == c["ended"], f"class {name}: released != ended:\n{rp.text}"
 
 
 def max_overlap(res: List[Result]) -> int:
@@ -293,7 +298,9 @@ def test_queue_timeout_answers_503(squid_factory, origin):
     assert 1.5 <= waited <= 5.0, f"answered after {waited:.2f}s with a 2 s queue timeout"
     rp = sq.report()
     assert rp.g("timeouts") >= 1 and rp.c("a", "timeouts") >= 1, rp.text
-    assert any(row["status"] == "503" and "/t5/late" in row["url"] for row in sq.access_log())
+    late = [row for row in sq.access_log() if "/t5/late" in row["url"]]
+    assert len(late) == 1 and late[0]["status"] == "503", late
+    assert late[0]["class"] == "a" and 1500 <= int(late[0]["wait_ms"]) <= 5000, late
     assert not any("/t5/late" in row[4] for row in origin.requests())
     assert blocker.join(20)[0].ok
     assert_balanced(idle(sq))
@@ -568,4 +575,80 @@ def test_keepalive_client_requests_queue_in_turn(squid_factory, origin):
                            src="127.0.0.6")
     assert len(res) == 4 and all(r.ok and r.body_len == 5000 for r in res), res
     assert all(r.ok for r in others.join(30))
+    assert_balanced(idle(sq))
+
+
+# --------------------------------------------------------------------------
+# other response shapes and paths through Squid
+# --------------------------------------------------------------------------
+def test_chunked_head_and_error_responses(squid_factory, origin):
+    """Chunked bodies, HEAD and origin error statuses end like any response."""
+    sq = squid_factory(sched=sched_conf(window="fixed 1"))
+    jobs = ([lambda i=i: http_get(sq.port, origin.url(f"/shape/chunked/{i}", size=30_000, chunked=1, delay_ms=60))
+             for i in range(4)]
+            + [lambda i=i: http_get(sq.port, origin.url(f"/shape/head/{i}", size=30_000, delay_ms=60), method="HEAD")
+               for i in range(3)]
+            + [lambda i=i: http_get(sq.port, origin.url(f"/shape/err/{i}", size=500, status=404 if i else 500,
+                                                        delay_ms=60)) for i in range(2)])
+    res = h.run_parallel(jobs, len(jobs))
+    chunked, head, err = res[:4], res[4:7], res[7:]
+    assert all(r.ok and r.body_len == 30_000 for r in chunked), chunked
+    assert all(r.status == 200 and not r.error and r.body_len == 0 for r in head), head
+    assert sorted(r.status for r in err) == [404, 500] and all(not r.error for r in err), err
+    assert max_overlap([r for r in res if r.t_first]) == 1
+    rp = idle(sq)
+    assert_balanced(rp)
+    assert rp.g("released") == len(jobs) and rp.g("aborted") == 0, rp.text
+
+
+def test_stale_revalidation_is_scheduled_once(squid_factory, origin):
+    """A stale cached object is refreshed from the origin (IMS path, and
+    processMiss after a failed revalidation): it must be admitted once and
+    end once."""
+    sq = squid_factory(sched=sched_conf(window="fixed 1"), cache=True)
+    obj = origin.url("/stale/obj", size=4000, max_age=1)
+    assert http_get(sq.port, obj).ok
+    time.sleep(2.2)
+    blocker = _block_window(sq, origin, 1, 1500)
+    time.sleep(0.3)
+    r = http_get(sq.port, obj, timeout=20)
+    assert r.ok and r.body_len == 4000, r
+    assert r.t_end - r.t_start >= 1.0, "the refresh should have waited for the window"
+    assert blocker.join(10)[0].ok
+    rp = idle(sq)
+    assert_balanced(rp)
+    assert rp.g("released") == 3, f"miss + blocker + one refresh:\n{rp.text}"
+    assert len([row for row in origin.requests() if row[4].startswith("/stale/obj")]) >= 2
+
+
+def test_collapsed_requests_complete(squid_factory, origin):
+    sq = squid_factory(sched=sched_conf(window="fixed 1"), cache=True, extra="collapsed_forwarding on\n")
+    blocker = _block_window(sq, origin, 1, 1200)
+    time.sleep(0.3)
+    obj = origin.url("/collapse/obj", size=20_000, max_age=600, delay_ms=300)
+    res = h.run_parallel([lambda: http_get(sq.port, obj, timeout=30) for _ in range(6)], 6) + blocker.join(10)
+    assert all(r.ok for r in res), res
+    rp = idle(sq)
+    assert_balanced(rp)
+    fetched = len([row for row in origin.requests() if row[4].startswith("/collapse/obj")])
+    assert 1 <= fetched <= 6 and rp.g("released") == fetched + 1, f"origin fetched {fetched}:\n{rp.text}"
+
+
+def test_reconfigure_storm_under_load(squid_factory, origin):
+    sq = squid_factory(sched=sched_conf(window="fixed 2", classes=[("a", 1), ("b", 2)]))
+    load = h.Background([lambda i=i: http_get(sq.port, origin.url(f"/storm/{i}", size=20_000, delay_ms=50,
+                                                                  rate_bps=4_000_000),
+                                              src=f"127.0.0.{40 + i % 10}", timeout=60) for i in range(120)])
+    windows = ["fixed 1", "fixed 3", "wrc-mult", "fixed 2", "wrc-aimd", "fixed 4"]
+    for k, w in enumerate(windows):
+        time.sleep(0.4)
+        classes = [("a", 1), ("b", 2)] if k % 2 else [("b", 1), ("c", 5), ("a", 2)]
+        sq.sched = sched_conf(window=w, classes=classes, link="20 Mbit")
+        sq.write_config()
+        assert sq.reconfigure().returncode == 0
+    res = load.join(90)
+    assert sq.alive(), sq.tail_logs()
+    bad = [r for r in res if not r.ok]
+    assert not bad, f"{len(bad)} failed: {bad[:3]}"
+    assert "assertion failed" not in sq.cache_log()
     assert_balanced(idle(sq))
