@@ -11,6 +11,10 @@ BUILD   := $(TOP)/build
 PREFIX  := $(BUILD)
 STAMPS  := $(BUILD)/stamps
 export PKG_CONFIG_PATH := $(PREFIX)/lib/pkgconfig:$(PKG_CONFIG_PATH)
+# ccache: share hits between clones in different directories (CI builds in a
+# fresh clone); paths under TOP are rewritten relative before hashing.
+export CCACHE_BASEDIR := $(TOP)
+export CCACHE_NOHASHDIR := 1
 
 ALL_TARGETS   :=
 CHECK_TARGETS :=
