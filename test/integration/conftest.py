@@ -178,3 +178,42 @@ class Streamer:
         self._stop = True
         self.sock.close()
         self.thread.join(2)
+
+
+@pytest.fixture
+def ftp_server(workdir: Path) -> Iterator["FtpServer"]:
+    s = FtpServer(workdir / "ftp")
+    yield s
+    s.stop()
+
+
+class FtpServer:
+    """pyftpdlib on 127.0.0.1 with anonymous read access to `root`
+    (FTP misses and the FTP data channel's byte accounting)."""
+
+    def __init__(self, root: Path):
+        import threading
+        from pyftpdlib.authorizers import DummyAuthorizer
+        from pyftpdlib.handlers import FTPHandler
+        from pyftpdlib.servers import FTPServer
+        root.mkdir(parents=True, exist_ok=True)
+        self.root = root
+        auth = DummyAuthorizer()
+        auth.add_anonymous(str(root))
+        handler = type("Handler", (FTPHandler,), {"authorizer": auth, "banner": "rstest ftp",
+                                                  "passive_ports": None})
+        import logging
+        logging.getLogger("pyftpdlib").setLevel(logging.WARNING)
+        self.server = FTPServer(("127.0.0.1", 0), handler)
+        self.port = self.server.address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever,
+                                       kwargs={"timeout": 0.2, "handle_exit": False}, daemon=True)
+        self.thread.start()
+
+    def add_file(self, name: str, nbytes: int) -> str:
+        (self.root / name).write_bytes(b"f" * nbytes)
+        return f"ftp://127.0.0.1:{self.port}/{name}"
+
+    def stop(self) -> None:
+        self.server.close_all()
+        self.thread.join(3)

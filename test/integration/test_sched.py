@@ -652,3 +652,39 @@ def test_reconfigure_storm_under_load(squid_factory, origin):
     assert not bad, f"{len(bad)} failed: {bad[:3]}"
     assert "assertion failed" not in sq.cache_log()
     assert_balanced(idle(sq))
+
+
+def test_miss_access_denied_after_release_frees_the_slot(squid_factory, origin):
+    """FwdState::Start() early return (miss_access deny) after the scheduler
+    released the request: the ticket ends at once, the window never leaks."""
+    sq = squid_factory(sched=sched_conf(window="fixed 1"),
+                       acls="acl nomiss urlpath_regex ^/nomiss\n",
+                       extra="miss_access deny nomiss\nmiss_access allow all\n")
+    res = h.run_parallel([lambda i=i: http_get(sq.port, origin.url(f"/nomiss/{i}", size=100), timeout=15)
+                          for i in range(5)], 5)
+    assert all(r.status == 403 for r in res), res
+    ok = http_get(sq.port, origin.url("/yesmiss", size=100), timeout=10)
+    assert ok.ok, ok
+    rp = idle(sq)
+    assert_balanced(rp)
+    assert rp.g("released") == 6, rp.text
+    assert not any(row[4].startswith("/nomiss") for row in origin.requests())
+
+
+def test_ftp_miss_is_scheduled_and_counted(squid_factory, origin, ftp_server):
+    """FTP misses are deferred like HTTP ones and the data channel's bytes
+    count for the class."""
+    nbytes = 400_000
+    url = ftp_server.add_file("big.bin", nbytes)
+    sq = _two_class_squid(squid_factory, window="fixed 1")
+    blocker = _block_window(sq, origin, 1, 1500, src=GOLD_SRC)
+    time.sleep(0.3)
+    r = http_get(sq.port, url, src=BRONZE_SRC, timeout=30)
+    assert r.ok and r.body_len == nbytes, r
+    assert r.t_end - r.t_start >= 1.0, "the FTP miss should have waited for the window"
+    assert blocker.join(10)[0].ok
+    rp = idle(sq)
+    assert_balanced(rp)
+    b = rp.c("bronze", "bytes")
+    assert nbytes <= b <= nbytes * 1.05 + 4096, f"bronze bytes {b} for a {nbytes}-byte FTP file:\n{rp.text}"
+    assert rp.c("bronze", "released") == 1, rp.text
