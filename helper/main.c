@@ -133,6 +133,30 @@ static long classify(const struct rs_classmap *m, const struct rs_request *req)
 	return m ? rs_classmap_default(m) : -1;
 }
 
+/* With -N, a request that starts with a number followed by more tokens is
+ * most likely a channel ID (concurrency= without -C): say so once. */
+static void warn_if_channel_like(const struct options *o, const struct rs_request *req,
+				 const char *line, size_t len)
+{
+	static bool warned;
+	const char *k = req->key[0], *end = line + len;
+
+	if (warned || o->chan != RS_CHAN_NEVER || req->nkeys == 0 || req->key_len[0] == 0)
+		return;
+	for (size_t i = 0; i < req->key_len[0]; i++)
+		if (k[i] < '0' || k[i] > '9')
+			return;
+	for (const char *p = k + req->key_len[0]; p < end; p++) {
+		if (*p != ' ' && *p != '\t' && *p != '\r') {
+			fprintf(stderr, PROG ": request '%.*s ...' starts with a number: if "
+				"external_acl_type has concurrency=N (N>0), run the helper with -C\n",
+				(int)req->key_len[0], k);
+			warned = true;
+			return;
+		}
+	}
+}
+
 static bool answer(const struct options *o, const struct rs_classmap *m, char *line,
 		   size_t len, bool truncated, struct outbuf *out)
 {
@@ -145,6 +169,8 @@ static bool answer(const struct options *o, const struct rs_classmap *m, char *l
 		n = rs_reply_format(reply, sizeof(reply), &req, RS_REPLY_BH, bh);
 	} else {
 		long cls = classify(m, &req);
+
+		warn_if_channel_like(o, &req, line, len);
 
 		n = cls >= 0 ? rs_reply_format(reply, sizeof(reply), &req, RS_REPLY_OK,
 					       rs_classmap_class_name(m, cls)) :

@@ -67,6 +67,8 @@ expect_eq "BH escape"   "$(ask '%G1 x')"             'BH message="bad %XX escape
 expect_eq "BH control"  "$(ask $'al\x02ice')"        'BH message="control character in request"'
 expect_eq "alive after garbage" "$(ask 'alice')"     "OK tag=gold reqsched_class=gold"
 stop
+n=$(grep -c 'starts with a number: .* run the helper with -C' "$TMP/stderr")
+expect_eq "-N: numeric first token warned once" "$n" "1"
 
 echo "e2e: channel IDs (-C, auto)"
 start -C
