@@ -173,7 +173,7 @@ kill -0 "$SQUID_PID" 2>/dev/null && ok "squid still running" || fail "squid died
 stop_pid "$SQUID_PID"
 SQUID_PID=""
 
-echo "squid-e2e: classes by login (squid-conf/helper-login.conf pattern)"
+echo "squid-e2e: classes by login (squid-conf/helper-login.conf pattern, note ACLs)"
 put_map 'user:alice gold' 'user:bob silver' '127.0.0.0/24 bronze'
 printf '#!/bin/sh\nwhile read -r user pass; do echo OK; done\n' > "$TMP/auth_ok"
 chmod 755 "$TMP/auth_ok"
@@ -183,8 +183,9 @@ auth_param basic children 2 startup=1 idle=1
 auth_param basic realm reqsched-test
 external_acl_type rs_class ttl=1 negative_ttl=1 children-max=2 children-startup=1 concurrency=10 %LOGIN %SRC $HELPER -C -F $MAP
 acl rs_classify external rs_class
-acl rs_gold   tag gold
-acl rs_silver tag silver
+# this run matches the annotation instead of the tag (both forms are documented)
+acl rs_gold   note reqsched_class gold
+acl rs_silver note reqsched_class silver
 acl authenticated proxy_auth REQUIRED
 http_access allow localhost manager
 http_access deny manager
