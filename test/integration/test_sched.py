@@ -703,3 +703,44 @@ def test_ftp_miss_is_scheduled_and_counted(squid_factory, origin, ftp_server):
     b = rp.c("bronze", "bytes")
     assert nbytes <= b <= nbytes * 1.05 + 4096, f"bronze bytes {b} for a {nbytes}-byte FTP file:\n{rp.text}"
     assert rp.c("bronze", "released") == 1, rp.text
+
+
+def _light_user_latency(squid_factory, origin, policy: str, name: str) -> float:
+    sq = squid_factory(name=name, sched=sched_conf(window="fixed 1", policy=policy))
+    heavy_src, light_src = "127.0.0.50", "127.0.0.51"
+    stop = time.monotonic() + 4.0
+    out: List[Result] = []
+    lock = threading.Lock()
+
+    def heavy() -> None:
+        i = 0
+        while time.monotonic() < stop:
+            r = http_get(sq.port, origin.url(f"/sff/heavy/{i}", size=100_000, rate_bps=8_000_000),
+                         src=heavy_src, timeout=30)
+            i += 1
+            with lock:
+                out.append(r)
+    threads = [threading.Thread(target=heavy, daemon=True) for _ in range(8)]
+    for t in threads:
+        t.start()
+    time.sleep(1.0)
+    light = []
+    for i in range(5):
+        light.append(http_get(sq.port, origin.url(f"/sff/light/{i}", size=2000), src=light_src, timeout=30))
+        time.sleep(0.3)
+    for t in threads:
+        t.join(30)
+    assert all(r.ok for r in light + out)
+    assert_balanced(idle(sq))
+    sq.stop()
+    return sum(r.t_end - r.t_start for r in light) / len(light)
+
+
+def test_sff_serves_light_users_first(squid_factory, origin):
+    """msf sff: inside a class, a user with little recent service (a 2 kB
+    request now and then) overtakes a user with a backlog of 100 kB downloads."""
+    plain = _light_user_latency(squid_factory, origin, "msf", "plain")
+    sff = _light_user_latency(squid_factory, origin, "msf sff", "sff")
+    print(f"light user's mean latency: msf {plain * 1000:.0f} ms, msf sff {sff * 1000:.0f} ms")
+    assert plain >= 0.3, f"without sff the light user should wait behind the backlog ({plain:.3f}s)"
+    assert sff <= 0.5 * plain, f"sff {sff:.3f}s vs plain {plain:.3f}s"
