@@ -1,7 +1,8 @@
 # mk/testbed.mk - the namespace testbed, log replay, report and origin server
 # (scripts/testbed, scripts/replay, scripts/report, scripts/origin; doc/testbed.md).
 #   make check-scripts   pytest unit tests: report maths, log parsers, scenarios, origin
-#   make check-testbed   a short (~2 min) field-trial run: msf vs stock, asserted
+#   make check-testbed   a short (~2 min) field-trial-shaped run (8 Mbit/s, see
+#                        test/testbed/check-field-trial.toml): msf vs stock, asserted
 #   make demo            field-trial in every mode (~5 min): table, JSON, PNGs in
 #                        results/field-trial-<timestamp>/
 #   make bench-testbed   origin server throughput (paced and unpaced)
@@ -14,9 +15,8 @@ DEMO_WARMUP    ?= 10
 DEMO_INTERVAL  ?= 2
 DEMO_MODES     ?= stock,delay-pools,htb,msf,rfq,drr,msf+sff
 
-CHECK_TARGETS += check-scripts
+CHECK_TARGETS += check-scripts check-testbed
 BENCH_TARGETS += bench-testbed
-# check-testbed joins CHECK_TARGETS once it passes against the patched Squid.
 
 .PHONY: check-scripts check-testbed demo bench-testbed
 

@@ -217,7 +217,7 @@ def analyse_mode(run_dir: str, mode: str, sc: dict) -> dict[str, Any]:
     # timeline
     tb = float(sc.get("timeline_bin_s", 5))
     timeline = []
-    nb = int(math.ceil(duration / tb))
+    nb = max(1, int(duration / tb + 1e-9))      # whole bins only (a short last bin is noise)
     samples = ls["samples"]
     for k in range(nb):
         a, b = k * tb, min((k + 1) * tb, duration)
