@@ -112,12 +112,22 @@ def test_scheduler_off_does_not_queue(squid_factory, origin):
 GOLD_SRC, BRONZE_SRC, OTHER_SRC = "127.0.0.2", "127.0.0.3", "127.0.0.9"
 
 
-def _two_class_squid(squid_factory, window: str = "fixed 2", policy: str = "msf", more: str = ""):
-    return squid_factory(
-        acls=f"acl gold_src src {GOLD_SRC}\nacl bronze_src src {BRONZE_SRC}\n",
-        sched=sched_conf(window=window, policy=policy, classes=[("gold", 3), ("bronze", 1)],
-                         access=[("gold", "allow gold_src"), ("bronze", "allow bronze_src")],
-                         more=more))
+BLOCK_SRC = "127.0.0.8"
+
+
+def _two_class_squid(squid_factory, window: str = "fixed 2", policy: str = "msf", more: str = "",
+                     blocker_class: bool = False):
+    """gold 3 (GOLD_SRC and anything unmatched), bronze 1 (BRONZE_SRC); with
+    blocker_class, a third class "blk" for BLOCK_SRC keeps blockers' service
+    (and drr's refund of their over-estimated size) out of gold and bronze."""
+    classes = [("gold", 3), ("bronze", 1)] + ([("blk", 1)] if blocker_class else [])
+    access = [("gold", "allow gold_src"), ("bronze", "allow bronze_src")]
+    acls = f"acl gold_src src {GOLD_SRC}\nacl bronze_src src {BRONZE_SRC}\n"
+    if blocker_class:
+        access.append(("blk", "allow blk_src"))
+        acls += f"acl blk_src src {BLOCK_SRC}\n"
+    return squid_factory(acls=acls, sched=sched_conf(window=window, policy=policy, classes=classes,
+                                                     access=access, more=more))
 
 
 def _block_window(sq: h.Squid, origin, n: int, hold_ms: int, src: str = OTHER_SRC) -> h.Background:
@@ -128,8 +138,8 @@ def _block_window(sq: h.Squid, origin, n: int, hold_ms: int, src: str = OTHER_SR
 
 @pytest.mark.parametrize("policy", ["msf", "rfq", "drr"])
 def test_two_classes_release_order_follows_weights(squid_factory, origin, policy):
-    sq = _two_class_squid(squid_factory, policy=policy)
-    blockers = _block_window(sq, origin, 2, 1500)
+    sq = _two_class_squid(squid_factory, policy=policy, blocker_class=True)
+    blockers = _block_window(sq, origin, 2, 1500, src=BLOCK_SRC)
     time.sleep(0.3)
     per_class = 60
     jobs = []
