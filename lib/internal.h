@@ -101,6 +101,8 @@ struct rs_class {
 	double weight;
 	uint32_t sc_epoch;	/* sc is valid only in the scheduler's epoch */
 	uint32_t uc;		/* active users UC */
+	uint32_t hpos_ready;	/* position in the ready heap (nq > 0) */
+	uint32_t hpos_active;	/* position in the active heap (uc > 0) */
 	uint32_t nq;		/* requests in the sub-queues */
 	uint8_t dirty;		/* on the dirty list */
 	uint8_t in_round;	/* drr: on the active round-robin list */
@@ -138,8 +140,6 @@ struct rs_kent {
 
 struct rs_kheap {
 	struct rs_kent *ent;
-	uint32_t *pos;		/* by class: index in ent, RS_NIL if absent;
-				 * dense, so sifts touch no class structure */
 	uint32_t n, cap;
 	bool by_wuc;		/* ready heap: ties by w*UC; active: by index */
 };

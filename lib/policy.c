@@ -36,54 +36,47 @@ static inline bool kless(const struct rs_kheap *h, const struct rs_kent *a,
 	return a->c < b->c;
 }
 
-/* The smaller of the children at child and child + 1 (both exist). Which
- * one it is is a coin toss that a branch predictor loses, so the usual
- * case (different SCs) is computed without a branch. */
-static inline uint32_t kmin_child(const struct rs_kheap *h, uint32_t child)
-{
-	const struct rs_kent *l = &h->ent[child], *r = l + 1;
-
-	if (__builtin_expect(l->sc != r->sc, 1))
-		return child + (r->sc < l->sc);
-	return child + kless(h, r, l);
-}
-
-static inline void kset(struct rs_kheap *h, uint32_t pos,
+static inline void kset(struct rs_sched *s, struct rs_kheap *h, uint32_t pos,
 			const struct rs_kent *e)
 {
 	h->ent[pos] = *e;
-	h->pos[e->c] = pos;
+	if (h == &s->ready)
+		s->cls[e->c].hpos_ready = pos;
+	else
+		s->cls[e->c].hpos_active = pos;
 }
 
-static uint32_t ksift_up(struct rs_kheap *h, uint32_t pos, struct rs_kent e)
+static uint32_t ksift_up(struct rs_sched *s, struct rs_kheap *h, uint32_t pos,
+			 struct rs_kent e)
 {
 	while (pos > 0) {
 		uint32_t parent = (pos - 1) / 2;
 
 		if (!kless(h, &e, &h->ent[parent]))
 			break;
-		kset(h, pos, &h->ent[parent]);
+		kset(s, h, pos, &h->ent[parent]);
 		pos = parent;
 	}
-	kset(h, pos, &e);
+	kset(s, h, pos, &e);
 	return pos;
 }
 
-static void ksift_down(struct rs_kheap *h, uint32_t pos, struct rs_kent e)
+static void ksift_down(struct rs_sched *s, struct rs_kheap *h, uint32_t pos,
+		       struct rs_kent e)
 {
 	for (;;) {
 		uint32_t child = 2 * pos + 1;
 
 		if (child >= h->n)
 			break;
-		if (child + 1 < h->n)
-			child = kmin_child(h, child);
+		if (child + 1 < h->n && kless(h, &h->ent[child + 1], &h->ent[child]))
+			child++;
 		if (!kless(h, &h->ent[child], &e))
 			break;
-		kset(h, pos, &h->ent[child]);
+		kset(s, h, pos, &h->ent[child]);
 		pos = child;
 	}
-	kset(h, pos, &e);
+	kset(s, h, pos, &e);
 }
 
 static struct rs_kent key_of(const struct rs_sched *s, uint32_t c)
@@ -99,50 +92,32 @@ static void kfix(struct rs_sched *s, struct rs_kheap *h, uint32_t pos)
 {
 	struct rs_kent e = key_of(s, h->ent[pos].c);
 
-	if (ksift_up(h, pos, e) == pos)
-		ksift_down(h, pos, e);
+	if (ksift_up(s, h, pos, e) == pos)
+		ksift_down(s, h, pos, e);
 }
 
 static void kpush(struct rs_sched *s, struct rs_kheap *h, uint32_t c)
 {
-	ksift_up(h, h->n++, key_of(s, c));
+	ksift_up(s, h, h->n++, key_of(s, c));
 }
 
-/* Remove the entry at pos. Unless the last entry belongs above pos, the
- * hole goes down to a leaf along the smaller children (one comparison per
- * level) and the last entry rises from there (Floyd): it came from the
- * bottom, so it rarely rises far. The order is total (ties end at the
- * class index), so the shape of the heap never changes a decision. */
-static void kremove(struct rs_kheap *h, uint32_t pos)
+static void kremove(struct rs_sched *s, struct rs_kheap *h, uint32_t pos)
 {
 	struct rs_kent last = h->ent[--h->n];
 
-	h->pos[h->ent[pos].c] = RS_NIL;
+	if (h == &s->ready)
+		s->cls[h->ent[pos].c].hpos_ready = RS_NIL;
+	else
+		s->cls[h->ent[pos].c].hpos_active = RS_NIL;
 	if (pos == h->n)
 		return;
-	if (pos > 0 && kless(h, &last, &h->ent[(pos - 1) / 2])) {
-		ksift_up(h, pos, last);
-		return;
-	}
-	for (;;) {
-		uint32_t child = 2 * pos + 1;
-
-		if (child >= h->n)
-			break;
-		if (child + 1 < h->n)
-			child = kmin_child(h, child);
-		kset(h, pos, &h->ent[child]);
-		pos = child;
-	}
-	ksift_up(h, pos, last);
+	if (ksift_up(s, h, pos, last) == pos)
+		ksift_down(s, h, pos, last);
 }
 
-/* Room for cap entries and positions of classes 0..cap-1; positions of
- * new classes start at RS_NIL (not in the heap). */
 int rs_kheap_reserve(struct rs_kheap *h, uint32_t cap)
 {
 	struct rs_kent *p;
-	uint32_t *q, c;
 
 	if (cap <= h->cap)
 		return 0;
@@ -154,12 +129,6 @@ int rs_kheap_reserve(struct rs_kheap *h, uint32_t cap)
 	if (!p)
 		return RS_ENOMEM;
 	h->ent = p;
-	q = realloc(h->pos, (size_t)cap * sizeof(*q));
-	if (!q)
-		return RS_ENOMEM;
-	h->pos = q;
-	for (c = h->cap; c < cap; c++)
-		h->pos[c] = RS_NIL;
 	h->cap = cap;
 	return 0;
 }
@@ -167,9 +136,7 @@ int rs_kheap_reserve(struct rs_kheap *h, uint32_t cap)
 void rs_kheap_free(struct rs_kheap *h)
 {
 	free(h->ent);
-	free(h->pos);
 	h->ent = NULL;
-	h->pos = NULL;
 	h->n = h->cap = 0;
 }
 
@@ -180,8 +147,8 @@ void rs_ready_add(struct rs_sched *s, uint32_t c)
 
 void rs_ready_del(struct rs_sched *s, uint32_t c)
 {
-	if (s->ready.pos[c] != RS_NIL)
-		kremove(&s->ready, s->ready.pos[c]);
+	if (s->cls[c].hpos_ready != RS_NIL)
+		kremove(s, &s->ready, s->cls[c].hpos_ready);
 }
 
 void rs_active_add(struct rs_sched *s, uint32_t c)
@@ -191,10 +158,12 @@ void rs_active_add(struct rs_sched *s, uint32_t c)
 
 static void refix(struct rs_sched *s, uint32_t c)
 {
-	if (s->ready.pos[c] != RS_NIL)
-		kfix(s, &s->ready, s->ready.pos[c]);
-	if (s->active.pos[c] != RS_NIL)
-		kfix(s, &s->active, s->active.pos[c]);
+	struct rs_class *k = &s->cls[c];
+
+	if (k->hpos_ready != RS_NIL)
+		kfix(s, &s->ready, k->hpos_ready);
+	if (k->hpos_active != RS_NIL)
+		kfix(s, &s->active, k->hpos_active);
 }
 
 void rs_sc_flush_class(struct rs_sched *s, uint32_t c)
@@ -261,19 +230,19 @@ void rs_sc_before_uc_change(struct rs_sched *s, uint32_t c)
 void rs_sc_uc_changed(struct rs_sched *s, uint32_t c)
 {
 	struct rs_class *k = &s->cls[c];
-	uint32_t apos = s->active.pos[c], rpos = s->ready.pos[c];
 
 	if (!rs_uses_sc(s))
 		return;
-	if (k->uc > 0 && apos == RS_NIL) {
+	if (k->uc > 0 && k->hpos_active == RS_NIL) {
 		kpush(s, &s->active, c);
-	} else if (k->uc == 0 && apos != RS_NIL) {
-		kremove(&s->active, apos);
+	} else if (k->uc == 0 && k->hpos_active != RS_NIL) {
+		kremove(s, &s->active, k->hpos_active);
 		if (s->active.n == 0)
 			s->sc_epoch++;	/* all idle: every SC resets to 0 */
-	} else if (apos != RS_NIL && s->active.ent[apos].sc != k->sc) {
-		kfix(s, &s->active, apos);	/* key is (sc, c) */
+	} else if (k->hpos_active != RS_NIL &&
+		   s->active.ent[k->hpos_active].sc != k->sc) {
+		kfix(s, &s->active, k->hpos_active);	/* key is (sc, c) */
 	}
-	if (rpos != RS_NIL)
-		kfix(s, &s->ready, rpos);
+	if (k->hpos_ready != RS_NIL)
+		kfix(s, &s->ready, k->hpos_ready);
 }

@@ -135,6 +135,7 @@ static void build_classes(struct rs_sched *s, struct plan *p,
 		k->q[0].head = k->q[0].tail = k->q[1].head = k->q[1].tail = RS_NIL;
 		k->q[0].len = k->q[1].len = 0;
 		k->sc_pending = 0;
+		k->hpos_ready = k->hpos_active = RS_NIL;
 		k->dirty = k->in_round = k->visiting = 0;
 		k->rr_next = k->rr_prev = RS_NIL;
 	}

@@ -126,6 +126,7 @@ void rs_class_init(struct rs_class *k, char *name, double weight)
 	k->weight = weight;
 	k->q[0].head = k->q[0].tail = RS_NIL;
 	k->q[1].head = k->q[1].tail = RS_NIL;
+	k->hpos_ready = k->hpos_active = RS_NIL;
 	k->rr_next = k->rr_prev = RS_NIL;
 }
 
