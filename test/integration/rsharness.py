@@ -132,13 +132,14 @@ def _parse_head(head: bytes) -> Tuple[int, Dict[str, str]]:
 def http_get(proxy_port: int, url: str, src: str = "127.0.0.1", tag: str = "",
              timeout: float = 60.0, abort_after_s: Optional[float] = None,
              abort_after_bytes: Optional[int] = None, method: str = "GET",
-             rst: bool = False, body: bytes = b"") -> Result:
+             rst: bool = False, body: bytes = b"", login: str = "") -> Result:
     """One HTTP/1.0 request through the proxy from source address `src`.
 
     HTTP/1.0 keeps framing simple: the body ends at EOF (Squid does not chunk
     for 1.0 clients).  abort_after_s closes the socket that many seconds after
     sending (whether or not anything arrived); abort_after_bytes closes it once
-    that many body bytes were read.  rst=True closes with a TCP RST.
+    that many body bytes were read.  rst=True closes with a TCP RST.  login:
+    Basic proxy credentials for that user name.
     """
     r = Result(tag=tag or url, src=src)
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -149,6 +150,10 @@ def http_get(proxy_port: int, url: str, src: str = "127.0.0.1", tag: str = "",
         s.connect(("127.0.0.1", proxy_port))
         host = url.split("/")[2] if "://" in url else url
         req = f"{method} {url} HTTP/1.0\r\nHost: {host}\r\nUser-Agent: rstest\r\n"
+        if login:
+            import base64
+            cred = base64.b64encode(f"{login}:pw".encode()).decode()
+            req += f"Proxy-Authorization: Basic {cred}\r\n"
         if body or method in ("POST", "PUT"):
             req += f"Content-Type: application/octet-stream\r\nContent-Length: {len(body)}\r\n"
         s.sendall(req.encode() + b"\r\n" + body)

@@ -8,6 +8,7 @@ import socket
 import threading
 import time
 from collections import Counter
+from pathlib import Path
 from typing import Dict, List
 
 import pytest
@@ -754,3 +755,58 @@ def test_sff_serves_light_users_first(squid_factory, origin):
     print(f"light user's mean latency: msf {plain * 1000:.0f} ms, msf sff {sff * 1000:.0f} ms")
     assert plain >= 0.3, f"without sff the light user should wait behind the backlog ({plain:.3f}s)"
     assert sff <= 0.5 * plain, f"sff {sff:.3f}s vs plain {plain:.3f}s"
+
+
+
+def _login_share(squid_factory, origin, user_key: str, seconds: float = 5.0) -> float:
+    """Class A: login alice from 127.0.0.71; class B: six logins all from
+    127.0.0.70.  Returns class A's share of the bytes."""
+    helper = Path(__file__).resolve().parent / "basic_auth_ok"
+    sq = squid_factory(
+        name=user_key,
+        acls=("auth_param basic program " + str(helper) + "\nauth_param basic children 2\n"
+              "acl authed proxy_auth REQUIRED\nacl a_src src 127.0.0.71\nacl b_src src 127.0.0.70\n"
+              "http_access allow localhost manager\nhttp_access deny !authed\n"),
+        sched=sched_conf(window="fixed 2", policy="msf", classes=[("A", 1), ("B", 1)],
+                         access=[("A", "allow a_src"), ("B", "allow b_src")],
+                         more=f"request_sched_user {user_key}"))
+    users = [("127.0.0.71", "alice")] + [("127.0.0.70", f"bob{k}") for k in range(6)]
+    out: List[Result] = []
+    lock = threading.Lock()
+    t0 = time.monotonic()
+    stop = t0 + seconds
+
+    def loop(src: str, login: str) -> None:
+        i = 0
+        while time.monotonic() < stop:
+            r = http_get(sq.port, origin.url(f"/login/{login}/{i}", size=10_000, rate_bps=8_000_000),
+                         src=src, login=login, timeout=20)
+            i += 1
+            with lock:
+                out.append(r)
+    threads = [threading.Thread(target=loop, args=u, daemon=True) for u in users * 3]
+    for t in threads:
+        t.start()
+    time.sleep(seconds / 2)
+    mid = sq.report()
+    for t in threads:
+        t.join(seconds + 30)
+    assert all(r.ok for r in out), [r for r in out if not r.ok][:3]
+    b_users = 6 if user_key == "login" else 1
+    assert mid.c("B", "users") == b_users, f"request_sched_user {user_key}:\n{mid.text}"
+    a = sum(r.body_len for r in out if r.src == "127.0.0.71" and t0 + 1 <= r.t_end <= stop)
+    b = sum(r.body_len for r in out if r.src == "127.0.0.70" and t0 + 1 <= r.t_end <= stop)
+    assert_balanced(idle(sq))
+    sq.stop()
+    return a / (a + b)
+
+
+def test_user_key_login(squid_factory, origin):
+    """request_sched_user login: six logins behind one address are six users
+    (msf gives class A's one user about 1/7); with src they are one user
+    (about 1/2)."""
+    by_login = _login_share(squid_factory, origin, "login")
+    by_src = _login_share(squid_factory, origin, "src")
+    print(f"class A share: user key login {by_login:.3f}, src {by_src:.3f}")
+    assert 0.07 <= by_login <= 0.25, by_login
+    assert 0.38 <= by_src <= 0.62, by_src
