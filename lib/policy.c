@@ -26,60 +26,76 @@ static double divisor(const struct rs_sched *s, const struct rs_class *c)
 	return c->weight;
 }
 
-static inline bool kless(const struct rs_kheap *h, const struct rs_kent *a,
-			 const struct rs_kent *b)
+/*
+ * The heap code below is written once for both heaps and inlined with a
+ * constant `ready` (true: ready heap, false: active heap), so that the
+ * heap, its tie break and the position field are known at compile time.
+ */
+#define RS_HOT static inline __attribute__((always_inline))
+
+RS_HOT struct rs_kheap *kheap(struct rs_sched *s, bool ready)
+{
+	return ready ? &s->ready : &s->active;
+}
+
+RS_HOT bool kless(bool ready, const struct rs_kent *a, const struct rs_kent *b)
 {
 	if (a->sc != b->sc)
 		return a->sc < b->sc;
-	if (h->by_wuc && a->wuc != b->wuc)
+	if (ready && a->wuc != b->wuc)
 		return a->wuc > b->wuc;
 	return a->c < b->c;
 }
 
-static inline void kset(struct rs_sched *s, struct rs_kheap *h, uint32_t pos,
-			const struct rs_kent *e)
+RS_HOT void kset(struct rs_sched *s, bool ready, uint32_t pos,
+		 const struct rs_kent *e)
 {
-	h->ent[pos] = *e;
-	if (h == &s->ready)
+	kheap(s, ready)->ent[pos] = *e;
+	if (ready)
 		s->cls[e->c].hpos_ready = pos;
 	else
 		s->cls[e->c].hpos_active = pos;
 }
 
-static uint32_t ksift_up(struct rs_sched *s, struct rs_kheap *h, uint32_t pos,
-			 struct rs_kent e)
+RS_HOT uint32_t ksift_up(struct rs_sched *s, bool ready, uint32_t pos,
+			 const struct rs_kent *e)
 {
+	struct rs_kent *ent = kheap(s, ready)->ent;
+
 	while (pos > 0) {
 		uint32_t parent = (pos - 1) / 2;
 
-		if (!kless(h, &e, &h->ent[parent]))
+		if (!kless(ready, e, &ent[parent]))
 			break;
-		kset(s, h, pos, &h->ent[parent]);
+		kset(s, ready, pos, &ent[parent]);
 		pos = parent;
 	}
-	kset(s, h, pos, &e);
+	kset(s, ready, pos, e);
 	return pos;
 }
 
-static void ksift_down(struct rs_sched *s, struct rs_kheap *h, uint32_t pos,
-		       struct rs_kent e)
+RS_HOT void ksift_down(struct rs_sched *s, bool ready, uint32_t pos,
+		       const struct rs_kent *e)
 {
+	struct rs_kheap *h = kheap(s, ready);
+
 	for (;;) {
 		uint32_t child = 2 * pos + 1;
 
 		if (child >= h->n)
 			break;
-		if (child + 1 < h->n && kless(h, &h->ent[child + 1], &h->ent[child]))
+		if (child + 1 < h->n &&
+		    kless(ready, &h->ent[child + 1], &h->ent[child]))
 			child++;
-		if (!kless(h, &h->ent[child], &e))
+		if (!kless(ready, &h->ent[child], e))
 			break;
-		kset(s, h, pos, &h->ent[child]);
+		kset(s, ready, pos, &h->ent[child]);
 		pos = child;
 	}
-	kset(s, h, pos, &e);
+	kset(s, ready, pos, e);
 }
 
-static struct rs_kent key_of(const struct rs_sched *s, uint32_t c)
+RS_HOT struct rs_kent key_of(const struct rs_sched *s, uint32_t c)
 {
 	const struct rs_class *k = &s->cls[c];
 	struct rs_kent e = { k->sc, k->weight * k->uc, c };
@@ -88,31 +104,34 @@ static struct rs_kent key_of(const struct rs_sched *s, uint32_t c)
 }
 
 /* Refresh the key of the entry at pos from its class and restore order. */
-static void kfix(struct rs_sched *s, struct rs_kheap *h, uint32_t pos)
+RS_HOT void kfix(struct rs_sched *s, bool ready, uint32_t pos)
 {
-	struct rs_kent e = key_of(s, h->ent[pos].c);
+	struct rs_kent e = key_of(s, kheap(s, ready)->ent[pos].c);
 
-	if (ksift_up(s, h, pos, e) == pos)
-		ksift_down(s, h, pos, e);
+	if (ksift_up(s, ready, pos, &e) == pos)
+		ksift_down(s, ready, pos, &e);
 }
 
-static void kpush(struct rs_sched *s, struct rs_kheap *h, uint32_t c)
+RS_HOT void kpush(struct rs_sched *s, bool ready, uint32_t c)
 {
-	ksift_up(s, h, h->n++, key_of(s, c));
+	struct rs_kent e = key_of(s, c);
+
+	ksift_up(s, ready, kheap(s, ready)->n++, &e);
 }
 
-static void kremove(struct rs_sched *s, struct rs_kheap *h, uint32_t pos)
+RS_HOT void kremove(struct rs_sched *s, bool ready, uint32_t pos)
 {
+	struct rs_kheap *h = kheap(s, ready);
 	struct rs_kent last = h->ent[--h->n];
 
-	if (h == &s->ready)
+	if (ready)
 		s->cls[h->ent[pos].c].hpos_ready = RS_NIL;
 	else
 		s->cls[h->ent[pos].c].hpos_active = RS_NIL;
 	if (pos == h->n)
 		return;
-	if (ksift_up(s, h, pos, last) == pos)
-		ksift_down(s, h, pos, last);
+	if (ksift_up(s, ready, pos, &last) == pos)
+		ksift_down(s, ready, pos, &last);
 }
 
 int rs_kheap_reserve(struct rs_kheap *h, uint32_t cap)
@@ -142,18 +161,18 @@ void rs_kheap_free(struct rs_kheap *h)
 
 void rs_ready_add(struct rs_sched *s, uint32_t c)
 {
-	kpush(s, &s->ready, c);
+	kpush(s, true, c);
 }
 
 void rs_ready_del(struct rs_sched *s, uint32_t c)
 {
 	if (s->cls[c].hpos_ready != RS_NIL)
-		kremove(s, &s->ready, s->cls[c].hpos_ready);
+		kremove(s, true, s->cls[c].hpos_ready);
 }
 
 void rs_active_add(struct rs_sched *s, uint32_t c)
 {
-	kpush(s, &s->active, c);
+	kpush(s, false, c);
 }
 
 static void refix(struct rs_sched *s, uint32_t c)
@@ -161,9 +180,9 @@ static void refix(struct rs_sched *s, uint32_t c)
 	struct rs_class *k = &s->cls[c];
 
 	if (k->hpos_ready != RS_NIL)
-		kfix(s, &s->ready, k->hpos_ready);
+		kfix(s, true, k->hpos_ready);
 	if (k->hpos_active != RS_NIL)
-		kfix(s, &s->active, k->hpos_active);
+		kfix(s, false, k->hpos_active);
 }
 
 void rs_sc_flush_class(struct rs_sched *s, uint32_t c)
@@ -234,15 +253,15 @@ void rs_sc_uc_changed(struct rs_sched *s, uint32_t c)
 	if (!rs_uses_sc(s))
 		return;
 	if (k->uc > 0 && k->hpos_active == RS_NIL) {
-		kpush(s, &s->active, c);
+		kpush(s, false, c);
 	} else if (k->uc == 0 && k->hpos_active != RS_NIL) {
-		kremove(s, &s->active, k->hpos_active);
+		kremove(s, false, k->hpos_active);
 		if (s->active.n == 0)
 			s->sc_epoch++;	/* all idle: every SC resets to 0 */
 	} else if (k->hpos_active != RS_NIL &&
 		   s->active.ent[k->hpos_active].sc != k->sc) {
-		kfix(s, &s->active, k->hpos_active);	/* key is (sc, c) */
+		kfix(s, false, k->hpos_active);	/* key is (sc, c) */
 	}
 	if (k->hpos_ready != RS_NIL)
-		kfix(s, &s->ready, k->hpos_ready);
+		kfix(s, true, k->hpos_ready);
 }
