@@ -192,6 +192,7 @@ def analyse_mode(run_dir: str, mode: str, sc: dict) -> dict[str, Any]:
             "failed": sum(1 for r in in_win if r.cls == name and r.failed),
             "bytes": cls_bytes.get(name, 0),
             "throughput_bps": round(cls_bytes.get(name, 0) * 8 / span),
+            "per_user_bps": round(cls_bytes.get(name, 0) * 8 / span / max(1, c["users"])),
             "share": round(cls_bytes.get(name, 0) / total, 4),
             "target_share": round(c["weight"] / wsum_active, 4) if c in active else 0.0,
             "latency_ms": lat_summary(lat),
@@ -285,7 +286,7 @@ def table(results: list[dict], sc: dict, run_dir: str) -> str:
                  f"{len(sc['classes'])} classes, measured {span:.0f} s after "
                  f"{results[0]['warmup_s'] if results else 0:.0f} s warm-up; {run_dir}")
     lines.append("")
-    hdr = (f"{'mode':<12} {'class':<8} {'w':>3} {'users':>5} {'Mbit/s':>7} {'share':>6} "
+    hdr = (f"{'mode':<12} {'class':<8} {'w':>3} {'users':>5} {'Mbit/s':>7} {'kb/s/u':>6} {'share':>6} "
            f"{'target':>6} {'reqs':>5} {'lat mean':>8} {'p50':>7} {'p95':>7} "
            f"{'wait':>7} {'service':>7}")
     lines.append(hdr)
@@ -295,7 +296,8 @@ def table(results: list[dict], sc: dict, run_dir: str) -> str:
             lat = c["latency_ms"]
             lines.append(
                 f"{r['mode']:<12} {c['name']:<8} {c['weight']:>3g} {c['users']:>5} "
-                f"{c['throughput_bps'] / 1e6:>7.3f} {c['share']:>6.3f} {c['target_share']:>6.3f} "
+                f"{c['throughput_bps'] / 1e6:>7.3f} {c['per_user_bps'] / 1e3:>6.0f} "
+                f"{c['share']:>6.3f} {c['target_share']:>6.3f} "
                 f"{c['requests']:>5} {fmt(lat['mean'], '8.0f'):>8} {fmt(lat['p50'], '7.0f'):>7} "
                 f"{fmt(lat['p95'], '7.0f'):>7} {fmt(c['queue_wait_ms']['mean'], '7.0f'):>7} "
                 f"{fmt(c['service_ms']['mean'], '7.0f'):>7}")

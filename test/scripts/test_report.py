@@ -64,6 +64,7 @@ def test_report_numbers(run_dir):
     assert r["mode"] == "msf" and r["duration_s"] == 20 and r["squid_cpu_s"] == 1.25
     a, b = r["classes"]
     assert a["throughput_bps"] == 8000 and b["throughput_bps"] == 4000
+    assert a["per_user_bps"] == 8000
     assert a["share"] == pytest.approx(2 / 3, abs=1e-4)
     assert a["target_share"] == pytest.approx(2 / 3, abs=1e-4)
     assert a["requests"] == 2 and b["requests"] == 1
