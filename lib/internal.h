@@ -186,7 +186,9 @@ struct rs_sched {
 
 	/* msf / rfq */
 	struct rs_kheap ready;	/* classes with nq > 0, by (sc, -w*uc) */
-	struct rs_kheap active;	/* classes with uc > 0, by sc */
+	struct rs_kheap active;	/* classes with uc > 0, by sc; lazy: keys may
+				 * lag behind SC, idle classes may remain */
+	uint32_t nactive;	/* classes with uc > 0 */
 	uint32_t *dirty;	/* classes with sc_pending bytes */
 	uint32_t ndirty;
 	uint32_t sc_epoch;

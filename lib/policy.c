@@ -170,19 +170,20 @@ void rs_ready_del(struct rs_sched *s, uint32_t c)
 		kremove(s, true, s->cls[c].hpos_ready);
 }
 
+/* Class c is active (reconfiguration rebuilds the active heap). */
 void rs_active_add(struct rs_sched *s, uint32_t c)
 {
 	kpush(s, false, c);
+	s->nactive++;
 }
 
+/* SC grew: only the ready heap is fixed now (the active heap is lazy). */
 static void refix(struct rs_sched *s, uint32_t c)
 {
 	struct rs_class *k = &s->cls[c];
 
 	if (k->hpos_ready != RS_NIL)
 		kfix(s, true, k->hpos_ready);
-	if (k->hpos_active != RS_NIL)
-		kfix(s, false, k->hpos_active);
 }
 
 void rs_sc_flush_class(struct rs_sched *s, uint32_t c)
@@ -216,6 +217,29 @@ double rs_sc_value(const struct rs_sched *s, uint32_t c)
 	return k->sc + (double)k->sc_pending / divisor(s, k);
 }
 
+/*
+ * The active heap is lazy: SCs only grow while a class is active, so an
+ * entry is not fixed when its class's SC grows and not removed when the
+ * class goes idle. Invariant: every class with UC > 0 has an entry whose
+ * key is <= its SC; entries of idle classes may remain. The minimum SC
+ * of the active classes is then the key of the top entry once the top
+ * belongs to an active class and its key is up to date.
+ */
+static double active_min_sc(struct rs_sched *s)
+{
+	for (;;) {
+		const struct rs_kent *top = &s->active.ent[0];
+		const struct rs_class *k = &s->cls[top->c];
+
+		if (k->uc == 0)
+			kremove(s, false, 0);	/* idle: drop the entry */
+		else if (top->sc != k->sc)
+			kfix(s, false, 0);	/* SC grew since */
+		else
+			return top->sc;
+	}
+}
+
 /* Class c becomes active (UC 0 -> 1). */
 void rs_sc_class_activate(struct rs_sched *s, uint32_t c)
 {
@@ -225,12 +249,18 @@ void rs_sc_class_activate(struct rs_sched *s, uint32_t c)
 		return;
 	rs_sc_flush(s);
 	/* MSF-RS Fig. 3: if (UC_i = 0) SC_i <- GetMinSC() */
-	if (s->active.n)
-		k->sc = s->active.ent[0].sc;
+	if (s->nactive)
+		k->sc = active_min_sc(s);
 	else
 		k->sc = 0;
 	k->sc_pending = 0;
 	k->sc_epoch = s->sc_epoch;
+	/* an entry left from an earlier activity takes the new key */
+	if (k->hpos_active != RS_NIL)
+		kfix(s, false, k->hpos_active);
+	else
+		kpush(s, false, c);
+	s->nactive++;
 }
 
 /* UC of class c is about to change: fold its pending bytes with the old
@@ -252,16 +282,8 @@ void rs_sc_uc_changed(struct rs_sched *s, uint32_t c)
 
 	if (!rs_uses_sc(s))
 		return;
-	if (k->uc > 0 && k->hpos_active == RS_NIL) {
-		kpush(s, false, c);
-	} else if (k->uc == 0 && k->hpos_active != RS_NIL) {
-		kremove(s, false, k->hpos_active);
-		if (s->active.n == 0)
-			s->sc_epoch++;	/* all idle: every SC resets to 0 */
-	} else if (k->hpos_active != RS_NIL &&
-		   s->active.ent[k->hpos_active].sc != k->sc) {
-		kfix(s, false, k->hpos_active);	/* key is (sc, c) */
-	}
+	if (k->uc == 0 && --s->nactive == 0)
+		s->sc_epoch++;	/* all idle: every SC resets to 0 */
 	if (k->hpos_ready != RS_NIL)
 		kfix(s, true, k->hpos_ready);
 }

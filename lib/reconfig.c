@@ -200,6 +200,7 @@ static void swap_in(struct rs_sched *s, struct plan *p, int n)
 	s->active = p->active;
 	s->ncls = s->cls_cap = (uint32_t)n;
 	s->ndirty = 0;
+	s->nactive = 0;		/* rebuild_queues() adds the active classes */
 	p->cls = NULL;
 	p->dirty = NULL;
 	memset(&p->users, 0, sizeof(p->users));
@@ -237,7 +238,7 @@ static void rebuild_queues(struct rs_sched *s, bool old_sff, rs_time_ns now)
 			}
 			rs_active_add(s, c);
 		}
-		if (!s->active.n)
+		if (!s->nactive)
 			s->sc_epoch++;
 	}
 	s->rr_head = RS_NIL;
