@@ -810,3 +810,50 @@ def test_user_key_login(squid_factory, origin):
     print(f"class A share: user key login {by_login:.3f}, src {by_src:.3f}")
     assert 0.07 <= by_login <= 0.25, by_login
     assert 0.38 <= by_src <= 0.62, by_src
+
+
+def test_scheduled_connect_client_abort(squid_factory, origin, streamer_factory):
+    """request_sched_tunnels schedule: a CONNECT whose client leaves while it
+    is queued leaves the scheduler balanced.  (Squid does not read a CONNECT
+    client before the tunnel is established, so the abort may only be seen
+    at release.)"""
+    st = streamer_factory(200_000)
+    sq = squid_factory(sched=sched_conf(window="fixed 1", more="request_sched_tunnels schedule\n"
+                                                          "request_sched_queue_timeout 2 seconds"))
+    blocker = _block_window(sq, origin, 1, 1500)
+    time.sleep(0.3)
+    # queued CONNECT whose client goes away
+    s = socket.socket()
+    s.bind(("127.0.0.3", 0))
+    s.connect(("127.0.0.1", sq.port))
+    s.sendall(f"CONNECT 127.0.0.1:{st.port} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    wait_until(lambda: sq.report().g("queued") == 1, 5, what="the CONNECT to be queued")
+    s.close()
+    assert blocker.join(10)[0].ok
+    assert_balanced(idle(sq))
+
+
+def test_scheduled_connect_queue_timeout_503(squid_factory, origin, streamer_factory):
+    """request_sched_tunnels schedule: a CONNECT queued past the queue timeout
+    gets 503 with Retry-After, like a miss."""
+    st = streamer_factory(200_000)
+    sq = squid_factory(sched=sched_conf(window="fixed 1", more="request_sched_tunnels schedule\n"
+                                                          "request_sched_queue_timeout 2 seconds"))
+    blocker = _block_window(sq, origin, 1, 4000)
+    time.sleep(0.3)
+    with socket.socket() as c:
+        c.bind(("127.0.0.4", 0))
+        c.settimeout(10)
+        c.connect(("127.0.0.1", sq.port))
+        t0 = time.monotonic()
+        c.sendall(f"CONNECT 127.0.0.1:{st.port} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        head = c.recv(4096)
+        waited = time.monotonic() - t0
+    assert head.split(b"\r\n")[0].split()[1] == b"503", head[:200]
+    assert b"retry-after" in head.lower(), head[:400]
+    assert 1.5 <= waited <= 4.0, waited
+    assert blocker.join(10)[0].ok
+    rp = idle(sq)
+    assert_balanced(rp)
+    assert rp.g("timeouts") >= 1, rp.text
+    assert st.served == 0, "the timed-out CONNECT must not reach the target"
