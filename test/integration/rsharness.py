@@ -132,7 +132,8 @@ def _parse_head(head: bytes) -> Tuple[int, Dict[str, str]]:
 def http_get(proxy_port: int, url: str, src: str = "127.0.0.1", tag: str = "",
              timeout: float = 60.0, abort_after_s: Optional[float] = None,
              abort_after_bytes: Optional[int] = None, method: str = "GET",
-             rst: bool = False, body: bytes = b"", login: str = "") -> Result:
+             rst: bool = False, body: bytes = b"", login: str = "",
+             headers: Optional[Dict[str, str]] = None) -> Result:
     """One HTTP/1.0 request through the proxy from source address `src`.
 
     HTTP/1.0 keeps framing simple: the body ends at EOF (Squid does not chunk
@@ -150,6 +151,8 @@ def http_get(proxy_port: int, url: str, src: str = "127.0.0.1", tag: str = "",
         s.connect(("127.0.0.1", proxy_port))
         host = url.split("/")[2] if "://" in url else url
         req = f"{method} {url} HTTP/1.0\r\nHost: {host}\r\nUser-Agent: rstest\r\n"
+        for k, v in (headers or {}).items():
+            req += f"{k}: {v}\r\n"
         if login:
             import base64
             cred = base64.b64encode(f"{login}:pw".encode()).decode()

@@ -758,14 +758,21 @@ def test_sff_serves_light_users_first(squid_factory, origin):
 
 
 
-def _login_share(squid_factory, origin, user_key: str, seconds: float = 5.0) -> float:
-    """Class A: login alice from 127.0.0.71; class B: six logins all from
-    127.0.0.70.  Returns class A's share of the bytes."""
-    helper = Path(__file__).resolve().parent / "basic_auth_ok"
+def _login_share(squid_factory, origin, user_key: str, seconds: float = 5.0, ext: bool = False) -> float:
+    """Class A: user alice from 127.0.0.71; class B: six users all from
+    127.0.0.70.  Users are Basic auth logins, or with ext=True names an
+    external ACL helper returns (user=, from an X-User header).  Returns
+    class A's share of the bytes."""
+    here = Path(__file__).resolve().parent
+    if ext:
+        who = (f"external_acl_type rsuser children-max=2 ttl=60 %>{{X-User}} {here / 'ext_user_ok'}\n"
+               "acl authed external rsuser\n")
+    else:
+        who = (f"auth_param basic program {here / 'basic_auth_ok'}\nauth_param basic children 2\n"
+               "acl authed proxy_auth REQUIRED\n")
     sq = squid_factory(
-        name=user_key,
-        acls=("auth_param basic program " + str(helper) + "\nauth_param basic children 2\n"
-              "acl authed proxy_auth REQUIRED\nacl a_src src 127.0.0.71\nacl b_src src 127.0.0.70\n"
+        name=user_key + ("-ext" if ext else ""),
+        acls=(who + "acl a_src src 127.0.0.71\nacl b_src src 127.0.0.70\n"
               "http_access allow localhost manager\nhttp_access deny !authed\n"),
         sched=sched_conf(window="fixed 2", policy="msf", classes=[("A", 1), ("B", 1)],
                          access=[("A", "allow a_src"), ("B", "allow b_src")],
@@ -773,17 +780,26 @@ def _login_share(squid_factory, origin, user_key: str, seconds: float = 5.0) -> 
     users = [("127.0.0.71", "alice")] + [("127.0.0.70", f"bob{k}") for k in range(6)]
     out: List[Result] = []
     lock = threading.Lock()
-    t0 = time.monotonic()
-    stop = t0 + seconds
+    t0 = stop = 0.0           # set when the measured load starts
 
     def loop(src: str, login: str) -> None:
         i = 0
         while time.monotonic() < stop:
             r = http_get(sq.port, origin.url(f"/login/{login}/{i}", size=10_000, rate_bps=8_000_000),
-                         src=src, login=login, timeout=20)
+                         src=src, timeout=20, login="" if ext else login,
+                         headers={"X-User": login} if ext else None)
             i += 1
             with lock:
                 out.append(r)
+    # one request per user first: fills the auth / external ACL caches, so the
+    # 21 concurrent first lookups do not overload 2 helper children
+    for src, login in users:
+        r = http_get(sq.port, origin.url(f"/login/warm/{login}", size=10), src=src, timeout=20,
+                     login="" if ext else login, headers={"X-User": login} if ext else None)
+        assert r.ok, r
+    idle(sq)
+    t0 = time.monotonic()
+    stop = t0 + seconds
     threads = [threading.Thread(target=loop, args=u, daemon=True) for u in users * 3]
     for t in threads:
         t.start()
@@ -792,7 +808,7 @@ def _login_share(squid_factory, origin, user_key: str, seconds: float = 5.0) -> 
     for t in threads:
         t.join(seconds + 30)
     assert all(r.ok for r in out), [r for r in out if not r.ok][:3]
-    b_users = 6 if user_key == "login" else 1
+    b_users = 1 if user_key == "src" else 6
     assert mid.c("B", "users") == b_users, f"request_sched_user {user_key}:\n{mid.text}"
     a = sum(r.body_len for r in out if r.src == "127.0.0.71" and t0 + 1 <= r.t_end <= stop)
     b = sum(r.body_len for r in out if r.src == "127.0.0.70" and t0 + 1 <= r.t_end <= stop)
@@ -810,6 +826,14 @@ def test_user_key_login(squid_factory, origin):
     print(f"class A share: user key login {by_login:.3f}, src {by_src:.3f}")
     assert 0.07 <= by_login <= 0.25, by_login
     assert 0.38 <= by_src <= 0.62, by_src
+
+
+def test_user_key_ext_user(squid_factory, origin):
+    """request_sched_user ext_user: the user= an external ACL helper returns
+    is the user key (six helper users behind one address = six users)."""
+    share = _login_share(squid_factory, origin, "ext_user", ext=True)
+    print(f"class A share: user key ext_user {share:.3f}")
+    assert 0.07 <= share <= 0.25, share
 
 
 def test_scheduled_connect_client_abort(squid_factory, origin, streamer_factory):
