@@ -338,6 +338,10 @@ class Squid:
         self.dir.mkdir(parents=True, exist_ok=True)
         os.chmod(self.dir, 0o777)
         self.port = free_port()
+        # a service name of our own: Squid names its shared memory segments
+        # (/dev/shm/<service>-cf__*.shm) after it, so two Squids on one machine
+        # with the default name "squid" collide ("shm_open ... File exists")
+        self.service = f"rstest{self.port}"
         self.conf = self.dir / "squid.conf"
         self.proc: Optional[subprocess.Popen] = None
         self.sched = sched
@@ -377,7 +381,7 @@ class Squid:
         out = open(self.dir / "squid.out", "w")
         # -N: no daemon, one process (the worker): its pid is ours, its RSS is
         # the scheduler's.  -d1: level-1 messages also to stderr (squid.out).
-        self.proc = subprocess.Popen([str(SQUID_BIN), "-N", "-d1", "-f", str(self.conf)],
+        self.proc = subprocess.Popen([str(SQUID_BIN), "-N", "-d1", "-n", self.service, "-f", str(self.conf)],
                                      stdout=out, stderr=subprocess.STDOUT,
                                      start_new_session=True)
         out.close()
@@ -414,7 +418,7 @@ class Squid:
         return self.proc is not None and self.proc.poll() is None
 
     def reconfigure(self) -> subprocess.CompletedProcess:
-        return subprocess.run([str(SQUID_BIN), "-k", "reconfigure", "-f", str(self.conf)],
+        return subprocess.run([str(SQUID_BIN), "-n", self.service, "-k", "reconfigure", "-f", str(self.conf)],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True, timeout=30)
 

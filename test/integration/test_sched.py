@@ -4,6 +4,8 @@ scripts/origin (one per session) is the origin server; clients are raw
 sockets bound to 127.0.0.x source addresses (one address = one user)."""
 from __future__ import annotations
 
+import os
+import shutil
 import socket
 import threading
 import time
@@ -758,17 +760,27 @@ def test_sff_serves_light_users_first(squid_factory, origin):
 
 
 
-def _login_share(squid_factory, origin, user_key: str, seconds: float = 5.0, ext: bool = False) -> float:
+def _helper_copy(name: str, workdir: Path) -> Path:
+    """A copy of a test helper in the (world-readable) test directory: Squid
+    runs helpers as cache_effective_user, which may not reach the checkout."""
+    dst = workdir / name
+    shutil.copy(Path(__file__).resolve().parent / name, dst)
+    os.chmod(dst, 0o755)
+    return dst
+
+
+def _login_share(squid_factory, origin, workdir: Path, user_key: str, seconds: float = 5.0,
+                 ext: bool = False) -> float:
     """Class A: user alice from 127.0.0.71; class B: six users all from
     127.0.0.70.  Users are Basic auth logins, or with ext=True names an
     external ACL helper returns (user=, from an X-User header).  Returns
     class A's share of the bytes."""
-    here = Path(__file__).resolve().parent
     if ext:
-        who = (f"external_acl_type rsuser children-max=2 ttl=60 %>{{X-User}} {here / 'ext_user_ok'}\n"
-               "acl authed external rsuser\n")
+        who = (f"external_acl_type rsuser children-max=2 ttl=60 %>{{X-User}} "
+               f"{_helper_copy('ext_user_ok', workdir)}\nacl authed external rsuser\n")
     else:
-        who = (f"auth_param basic program {here / 'basic_auth_ok'}\nauth_param basic children 2\n"
+        who = (f"auth_param basic program {_helper_copy('basic_auth_ok', workdir)}\n"
+               "auth_param basic children 2\n"
                "acl authed proxy_auth REQUIRED\n")
     sq = squid_factory(
         name=user_key + ("-ext" if ext else ""),
@@ -817,21 +829,21 @@ def _login_share(squid_factory, origin, user_key: str, seconds: float = 5.0, ext
     return a / (a + b)
 
 
-def test_user_key_login(squid_factory, origin):
+def test_user_key_login(squid_factory, origin, workdir):
     """request_sched_user login: six logins behind one address are six users
     (msf gives class A's one user about 1/7); with src they are one user
     (about 1/2)."""
-    by_login = _login_share(squid_factory, origin, "login")
-    by_src = _login_share(squid_factory, origin, "src")
+    by_login = _login_share(squid_factory, origin, workdir, "login")
+    by_src = _login_share(squid_factory, origin, workdir, "src")
     print(f"class A share: user key login {by_login:.3f}, src {by_src:.3f}")
     assert 0.07 <= by_login <= 0.25, by_login
     assert 0.38 <= by_src <= 0.62, by_src
 
 
-def test_user_key_ext_user(squid_factory, origin):
+def test_user_key_ext_user(squid_factory, origin, workdir):
     """request_sched_user ext_user: the user= an external ACL helper returns
     is the user key (six helper users behind one address = six users)."""
-    share = _login_share(squid_factory, origin, "ext_user", ext=True)
+    share = _login_share(squid_factory, origin, workdir, "ext_user", ext=True)
     print(f"class A share: user key ext_user {share:.3f}")
     assert 0.07 <= share <= 0.25, share
 
