@@ -94,7 +94,10 @@ int rs_users_reserve(struct rs_users *u)
 	return 0;
 }
 
-uint32_t rs_users_find(const struct rs_users *u, uint32_t cls, uint64_t key)
+/* Entry of (cls,key), or RS_NIL; then *empty is the free slot that ends
+ * the probe chain - where linear probing inserts it - and *hash its hash. */
+static inline uint32_t find_slot(const struct rs_users *u, uint32_t cls,
+				 uint64_t key, uint32_t *empty, uint32_t *hash)
 {
 	uint32_t mask = u->nslot - 1;
 	uint32_t h = hash_of(cls, key), i = h & mask;
@@ -108,7 +111,16 @@ uint32_t rs_users_find(const struct rs_users *u, uint32_t cls, uint64_t key)
 		if (e->key == key && e->cls == cls)
 			return u->slot[i].idx1 - 1;
 	}
+	*empty = i;
+	*hash = h;
 	return RS_NIL;
+}
+
+uint32_t rs_users_find(const struct rs_users *u, uint32_t cls, uint64_t key)
+{
+	uint32_t empty, h;
+
+	return find_slot(u, cls, key, &empty, &h);
 }
 
 static void idle_unlink(struct rs_users *u, uint32_t idx)
@@ -173,7 +185,8 @@ uint32_t rs_users_get(struct rs_sched *s, uint32_t cls, uint64_t key,
 		      rs_time_ns now)
 {
 	struct rs_users *u = &s->users;
-	uint32_t idx = rs_users_find(u, cls, key);
+	uint32_t empty = 0, h = 0;
+	uint32_t idx = find_slot(u, cls, key, &empty, &h);
 	struct rs_user *e;
 
 	if (idx == RS_NIL) {
@@ -190,7 +203,8 @@ uint32_t rs_users_get(struct rs_sched *s, uint32_t cls, uint64_t key,
 		e->recent = 0;
 		e->last_seen = now;
 		e->idle_next = e->idle_prev = RS_NIL;
-		index_insert(u, idx);
+		u->slot[empty].idx1 = idx + 1;	/* rs_users_reserve() kept */
+		u->slot[empty].hash = h;	/* the load <= 1/2 */
 		u->alive++;
 	} else if (u->ent[idx].count == 0) {
 		idle_unlink(u, idx);
