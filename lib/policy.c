@@ -103,10 +103,11 @@ RS_HOT struct rs_kent key_of(const struct rs_sched *s, uint32_t c)
 	return e;
 }
 
-/* Refresh the key of the entry at pos from its class and restore order. */
-RS_HOT void kfix(struct rs_sched *s, bool ready, uint32_t pos)
+/* Refresh the key of the entry of class c at pos from the class and
+ * restore order (c is passed: no dependent load of the entry first). */
+RS_HOT void kfix(struct rs_sched *s, bool ready, uint32_t pos, uint32_t c)
 {
-	struct rs_kent e = key_of(s, kheap(s, ready)->ent[pos].c);
+	struct rs_kent e = key_of(s, c);
 
 	if (ksift_up(s, ready, pos, &e) == pos)
 		ksift_down(s, ready, pos, &e);
@@ -183,7 +184,7 @@ static void refix(struct rs_sched *s, uint32_t c)
 	struct rs_class *k = &s->cls[c];
 
 	if (k->hpos_ready != RS_NIL)
-		kfix(s, true, k->hpos_ready);
+		kfix(s, true, k->hpos_ready, c);
 }
 
 void rs_sc_flush_class(struct rs_sched *s, uint32_t c)
@@ -234,7 +235,7 @@ static double active_min_sc(struct rs_sched *s)
 		if (k->uc == 0)
 			kremove(s, false, 0);	/* idle: drop the entry */
 		else if (top->sc != k->sc)
-			kfix(s, false, 0);	/* SC grew since */
+			kfix(s, false, 0, top->c);	/* SC grew since */
 		else
 			return top->sc;
 	}
@@ -257,7 +258,7 @@ void rs_sc_class_activate(struct rs_sched *s, uint32_t c)
 	k->sc_epoch = s->sc_epoch;
 	/* an entry left from an earlier activity takes the new key */
 	if (k->hpos_active != RS_NIL)
-		kfix(s, false, k->hpos_active);
+		kfix(s, false, k->hpos_active, c);
 	else
 		kpush(s, false, c);
 	s->nactive++;
@@ -285,5 +286,5 @@ void rs_sc_uc_changed(struct rs_sched *s, uint32_t c)
 	if (k->uc == 0 && --s->nactive == 0)
 		s->sc_epoch++;	/* all idle: every SC resets to 0 */
 	if (k->hpos_ready != RS_NIL)
-		kfix(s, true, k->hpos_ready);
+		kfix(s, true, k->hpos_ready, c);
 }
