@@ -9,7 +9,8 @@ RUN_DIR/table.txt and RUN_DIR/*.png, and prints the table.
 
 Metrics are taken over the measured window [warmup_s, duration_s] of each mode:
   throughput   bytes the clients received per class (headers included) / window
-  share        class bytes / all bytes; target = weight share of the active classes
+  share        class bytes / all bytes; target = weight x users share of the active
+               classes (MSF-RS user-based fairness; class_target_share: weight only)
   latency      request start -> last byte, for requests started in the window that
                completed; queue wait = Squid's reqsched_wait_ms note (0 when the mode
                does not queue), service = latency - wait
@@ -174,6 +175,8 @@ def analyse_mode(run_dir: str, mode: str, sc: dict) -> dict[str, Any]:
     total = sum(cls_bytes.values()) or 1
     active = [c for c in classes if cls_bytes.get(c["name"], 0) > 0]
     wsum_active = sum(c["weight"] for c in active) or 1
+    # MSF-RS user-based weighted fairness: a class is entitled to weight x users
+    wusers_active = sum(c["weight"] * c["users"] for c in active) or 1
 
     in_win = [r for r in reqs if lo <= r.start < hi]
     done = [r for r in in_win if r.end >= 0 and 200 <= r.status < 400]
@@ -194,7 +197,9 @@ def analyse_mode(run_dir: str, mode: str, sc: dict) -> dict[str, Any]:
             "throughput_bps": round(cls_bytes.get(name, 0) * 8 / span),
             "per_user_bps": round(cls_bytes.get(name, 0) * 8 / span / max(1, c["users"])),
             "share": round(cls_bytes.get(name, 0) / total, 4),
-            "target_share": round(c["weight"] / wsum_active, 4) if c in active else 0.0,
+            "target_share": round(c["weight"] * c["users"] / wusers_active, 4)
+            if c in active else 0.0,
+            "class_target_share": round(c["weight"] / wsum_active, 4) if c in active else 0.0,
             "latency_ms": lat_summary(lat),
             "queue_wait_ms": {"mean": round(metrics.mean(wait), 1) if wait else None},
             "service_ms": {"mean": round(metrics.mean(svc), 1) if svc else None},

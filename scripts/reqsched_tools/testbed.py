@@ -228,7 +228,10 @@ class Runner:
         op = self.spawn("srv", origin, os.path.join(mdir, "origin.log"))
         if mode.kind == "htb":
             self.topo.htb_on(0.95 * sc.downlink_bps, [c.weight for c in sc.classes])
-        sq = self.spawn("gw", [self.squid, "-N", "-f", conf], os.path.join(mdir, "squid.out"))
+        # -n: Squid names its /dev/shm segments after the service name, and /dev/shm
+        # is shared by every namespace: a per-run name keeps parallel runs apart
+        sq = self.spawn("gw", [self.squid, "-N", "-n", self.id.replace("-", ""), "-f", conf],
+                        os.path.join(mdir, "squid.out"))
         try:
             if not self.wait_proxy():
                 raise RuntimeError(f"squid did not come up; see {mdir}/cache.log and squid.out")
