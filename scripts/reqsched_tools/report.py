@@ -340,6 +340,34 @@ def table(results: list[dict], sc: dict, run_dir: str) -> str:
 
 
 # ---------------------------------------------------------------- plots --
+def cross_on_periods(mdir: str) -> list[tuple[float, float]]:
+    """On-periods of the cross traffic from cbr.log ('T on' / 'T off' / 'T end')."""
+    out: list[tuple[float, float]] = []
+    start = None
+    try:
+        with open(os.path.join(mdir, "cbr.log"), encoding="utf-8") as f:
+            for line in f:
+                t, _, what = line.partition(" ")
+                try:
+                    tv = float(t)
+                except ValueError:
+                    continue
+                if what.startswith("on"):
+                    start = tv
+                elif start is not None:
+                    out.append((start, tv))
+                    start = None
+    except OSError:
+        pass
+    return out
+
+
+def shade_cross(ax, run_dir: str, mode: str) -> None:
+    for i, (a, b) in enumerate(cross_on_periods(os.path.join(run_dir, safe(mode)))):
+        ax.axvspan(a, b, color="grey", alpha=0.12, lw=0,
+                   label="cross traffic on" if i == 0 else None)
+
+
 def draw_plots(results: list[dict], sc: dict, run_dir: str) -> list[str]:
     import matplotlib
     matplotlib.use("Agg")
@@ -362,6 +390,7 @@ def draw_plots(results: list[dict], sc: dict, run_dir: str) -> list[str]:
                     label=name, color=colors[name], lw=1.6)
         ax.axhline(cap, color="grey", ls="--", lw=0.8)
         ax.axvline(r["warmup_s"], color="grey", ls=":", lw=0.8)
+        shade_cross(ax, run_dir, r["mode"])
         ax.set_ylabel("Mbit/s")
         ax.set_ylim(0, cap * 1.1)
         ax.set_title(f"{r['mode']}  (util {fmt(r['utilization'], '.2f')}, "
@@ -402,6 +431,7 @@ def draw_plots(results: list[dict], sc: dict, run_dir: str) -> list[str]:
         ax2.set_ylim(0, 1.2)
         ax2.set_ylabel("utilization")
         ax.set_title(r["mode"], fontsize=9, loc="left")
+        shade_cross(ax, run_dir, r["mode"])
         h1, l1 = ax.get_legend_handles_labels()
         h2, l2 = ax2.get_legend_handles_labels()
         ax.legend(h1 + h2, l1 + l2, fontsize=7, loc="lower right", ncol=2)
