@@ -288,6 +288,7 @@ int rs_enqueue(struct rs_sched *s, int cls, uint64_t user,
 		return RS_EINVAL;
 	if (cls < 0 || (uint32_t)cls >= s->ncls)
 		return RS_ENOCLASS;
+	__builtin_prefetch(&s->cls[cls]);	/* overlap its likely miss */
 	if (s->cfg.max_queued && s->waiting >= s->cfg.max_queued) {
 		s->rejected++;
 		return RS_EFULL;
