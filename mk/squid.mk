@@ -6,7 +6,7 @@
 #   make squid        fetch, patch, bootstrap/configure when needed, build, install
 #   make check-squid  build and run Squid's unit tests that compile hooked files
 #
-# Stamps: the source is fetched once; a changed patch, series or libreqsched
+# Stamps: the source is fetched once; a changed patch, series or libreqsched.h
 # re-applies the series (quilt pop/push) and rebuilds incrementally (make's
 # dependency tracking + ccache); bootstrap.sh/configure only re-run when
 # configure.ac/Makefile.am or the configure options change.
@@ -32,11 +32,11 @@ $(STAMPS)/squid-patched: $(STAMPS)/squid-source $(SQUID_PATCHES)
 	scripts/squid-build patch $(SQUID_SRC) $(SQUID_PATCH_DIR)
 	@touch $@
 
-$(STAMPS)/squid-configured: $(STAMPS)/squid-patched scripts/squid-build $(STAMPS)/lib
+$(STAMPS)/squid-configured: $(STAMPS)/squid-patched scripts/squid-build $(STAMPS)/lib-abi
 	scripts/squid-build configure $(SQUID_SRC) $(SQUID_PREFIX)
 	@touch $@
 
-$(STAMPS)/squid: $(STAMPS)/squid-configured $(STAMPS)/lib
+$(STAMPS)/squid: $(STAMPS)/squid-configured $(STAMPS)/lib-abi
 	scripts/squid-build build $(SQUID_SRC)
 	@touch $@
 
