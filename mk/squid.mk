@@ -6,10 +6,11 @@
 #   make squid        fetch, patch, bootstrap/configure when needed, build, install
 #   make check-squid  build and run Squid's unit tests that compile hooked files
 #
-# Stamps: the source is fetched once; a changed patch, series or libreqsched.h
-# re-applies the series (quilt pop/push) and rebuilds incrementally (make's
-# dependency tracking + ccache); bootstrap.sh/configure only re-run when
-# configure.ac/Makefile.am or the configure options change.
+# Stamps: the source is fetched once; a changed patch or series re-applies the
+# series (quilt pop -f/push) and rebuilds incrementally (make's dependency
+# tracking + ccache); bootstrap.sh/configure only re-run when configure.ac/
+# Makefile.am or the configure options change; Squid links the shared
+# libreqsched, so only a changed libreqsched.h ($(STAMPS)/lib-abi) rebuilds it.
 SQUID_VERSION     := 6.13
 SQUID_DEB_VERSION := 6.13-2+deb13u3
 SQUID_SRC         := $(BUILD)/squid-src/squid-$(SQUID_VERSION)
