@@ -54,6 +54,22 @@ class Origin:
             return []
         return [ln.split() for ln in self.log.read_text().splitlines() if ln.strip()]
 
+    def settled_requests(self, quiet: float = 0.3, timeout: float = 5.0) -> List[List[str]]:
+        """requests() once the log stopped growing for `quiet` seconds: the
+        origin logs a request after its last write, which can be a moment
+        after the client (through Squid) already has the whole response."""
+        rows = self.requests()
+        stable_since = time.monotonic()
+        deadline = stable_since + timeout
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+            now = self.requests()
+            if len(now) != len(rows):
+                rows, stable_since = now, time.monotonic()
+            elif time.monotonic() - stable_since >= quiet:
+                break
+        return rows
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)

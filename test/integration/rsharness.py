@@ -448,9 +448,20 @@ class Squid:
     def report(self) -> Report:
         return parse_report(self.mgr("request_sched"))
 
-    def access_log(self) -> List[Dict[str, str]]:
+    def access_log(self, quiet: float = 0.2, timeout: float = 5.0) -> List[Dict[str, str]]:
+        """access.log rows once the file stopped growing for `quiet` seconds
+        (Squid logs a transaction as it tears it down, which can be a moment
+        after the client saw the end of the response)."""
         p = self.dir / "access.log"
-        rows = []
+        size = p.stat().st_size if p.exists() else 0
+        stable_since = time.monotonic()
+        deadline = stable_since + timeout
+        while time.monotonic() - stable_since < quiet and time.monotonic() < deadline:
+            time.sleep(0.05)
+            now = p.stat().st_size if p.exists() else 0
+            if now != size:
+                size, stable_since = now, time.monotonic()
+        rows: List[Dict[str, str]] = []
         if not p.exists():
             return rows
         for ln in p.read_text(errors="replace").splitlines():

@@ -289,7 +289,7 @@ def test_aborts_resets_timeouts_free_the_window(squid_factory, origin):
     # released: hang, outabort, reset0, reset1 -- each ended abnormally
     assert rp.g("released") == 4 and rp.g("aborted") == 4, rp.text
     # the origin saw no queued-then-abandoned request
-    assert not any("/t4/qabort" in row[4] for row in origin.requests())
+    assert not any("/t4/qabort" in row[4] for row in origin.settled_requests())
     # and new requests flow
     res = h.run_parallel([lambda i=i: http_get(sq.port, origin.url(f"/t4/after/{i}", size=10_000), timeout=15)
                           for i in range(6)], 6)
@@ -314,7 +314,7 @@ def test_queue_timeout_answers_503(squid_factory, origin):
     late = [row for row in sq.access_log() if "/t5/late" in row["url"]]
     assert len(late) == 1 and late[0]["status"] == "503", late
     assert late[0]["class"] == "a" and 1500 <= int(late[0]["wait_ms"]) <= 5000, late
-    assert not any("/t5/late" in row[4] for row in origin.requests())
+    assert not any("/t5/late" in row[4] for row in origin.settled_requests())
     assert blocker.join(20)[0].ok
     assert_balanced(idle(sq))
 
@@ -590,7 +590,7 @@ def test_post_bodies_while_queued(squid_factory, origin):
     wait_until(lambda: sq.report().g("queued") == len(sizes), 5, what="the POSTs to be queued")
     res = posts.join(30) + blocker.join(10)
     assert all(r.ok and r.body_len in (100, 1000) for r in res), res
-    logged = {row[4].split("?")[0]: row for row in origin.requests() if row[4].startswith("/post/")}
+    logged = {row[4].split("?")[0]: row for row in origin.settled_requests() if row[4].startswith("/post/")}
     assert set(logged) == {f"/post/{n}" for n in sizes} and all(row[3] == "POST" for row in logged.values())
     assert_balanced(idle(sq))
 
@@ -646,7 +646,7 @@ def test_stale_revalidation_is_scheduled_once(squid_factory, origin):
     rp = idle(sq)
     assert_balanced(rp)
     assert rp.g("released") == 3, f"miss + blocker + one refresh:\n{rp.text}"
-    assert len([row for row in origin.requests() if row[4].startswith("/stale/obj")]) >= 2
+    assert len([row for row in origin.settled_requests() if row[4].startswith("/stale/obj")]) >= 2
 
 
 def test_collapsed_requests_complete(squid_factory, origin):
@@ -658,7 +658,7 @@ def test_collapsed_requests_complete(squid_factory, origin):
     assert all(r.ok for r in res), res
     rp = idle(sq)
     assert_balanced(rp)
-    fetched = len([row for row in origin.requests() if row[4].startswith("/collapse/obj")])
+    fetched = len([row for row in origin.settled_requests() if row[4].startswith("/collapse/obj")])
     assert 1 <= fetched <= 6 and rp.g("released") == fetched + 1, f"origin fetched {fetched}:\n{rp.text}"
 
 
@@ -696,7 +696,7 @@ def test_miss_access_denied_after_release_frees_the_slot(squid_factory, origin):
     rp = idle(sq)
     assert_balanced(rp)
     assert rp.g("released") == 6, rp.text
-    assert not any(row[4].startswith("/nomiss") for row in origin.requests())
+    assert not any(row[4].startswith("/nomiss") for row in origin.settled_requests())
 
 
 def test_ftp_miss_is_scheduled_and_counted(squid_factory, origin, ftp_server):
