@@ -92,8 +92,16 @@ def test_fixed1_responses_never_overlap(squid_factory, origin):
 # --------------------------------------------------------------------------
 # request_scheduler off behaves like stock Squid
 # --------------------------------------------------------------------------
-def test_scheduler_off_does_not_queue(squid_factory, origin):
-    sq = squid_factory(sched="request_scheduler off\n")
+@pytest.mark.parametrize("conf", ["off", "off-with-classes", "absent"])
+def test_scheduler_off_does_not_queue(squid_factory, origin, conf):
+    """request_scheduler off, also with a full (fixed 1) configuration below
+    it, and no request_sched_* lines at all: stock behaviour."""
+    sched = {"off": "request_scheduler off\n",
+             "off-with-classes": sched_conf(window="fixed 1", classes=[("a", 1), ("b", 3)],
+                                            access=[("b", "allow all")]).replace(
+                                                "request_scheduler on", "request_scheduler off"),
+             "absent": ""}[conf]
+    sq = squid_factory(sched=sched)
     t0 = time.monotonic()
     res = _burst(sq, origin, "off")
     elapsed = time.monotonic() - t0
