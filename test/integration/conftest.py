@@ -233,3 +233,76 @@ class FtpServer:
     def stop(self) -> None:
         self.server.close_all()
         self.thread.join(3)
+
+
+@pytest.fixture
+def pconn_race_server() -> Iterator["PconnRaceServer"]:
+    s = PconnRaceServer()
+    yield s
+    s.stop()
+
+
+class PconnRaceServer:
+    """HTTP/1.1 server on 127.0.0.1 that answers the first request on each
+    connection (keep-alive) and closes the connection, unanswered, when a
+    second request arrives on it: Squid's reuse of that idle persistent
+    connection fails and Squid retries on a new one (a FwdState retry)."""
+
+    def __init__(self) -> None:
+        import socket
+        import threading
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.requests = 0          # request heads received
+        self.dropped = 0           # second requests closed unanswered
+        self._stop = False
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        self.thread.start()
+
+    def _loop(self) -> None:
+        import socket
+        import threading
+        self.sock.settimeout(0.2)
+        while not self._stop:
+            try:
+                c, _ = self.sock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(c,), daemon=True).start()
+
+    def _serve(self, c) -> None:
+        c.settimeout(10)
+        buf = b""
+        served = 0
+        try:
+            while True:
+                while b"\r\n\r\n" not in buf:
+                    d = c.recv(4096)
+                    if not d:
+                        return
+                    buf += d
+                _, _, buf = buf.partition(b"\r\n\r\n")
+                with self.lock:
+                    self.requests += 1
+                if served == 1:
+                    with self.lock:
+                        self.dropped += 1
+                    return                     # close without an answer
+                c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nCache-Control: no-store\r\n"
+                          b"Connection: keep-alive\r\n\r\nhello")
+                served += 1
+        except OSError:
+            return
+        finally:
+            c.close()
+
+    def stop(self) -> None:
+        self._stop = True
+        self.sock.close()
+        self.thread.join(2)

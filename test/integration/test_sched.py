@@ -901,3 +901,21 @@ def test_scheduled_connect_queue_timeout_503(squid_factory, origin, streamer_fac
     assert_balanced(rp)
     assert rp.g("timeouts") >= 1, rp.text
     assert st.served == 0, "the timed-out CONNECT must not reach the target"
+
+
+def test_pconn_retry_ends_once(squid_factory, pconn_race_server):
+    """A request sent on a reused server connection that the server closes
+    unanswered is retried by Squid inside the same FwdState: one release, one
+    end, and the client gets the answer of the retry."""
+    srv = pconn_race_server
+    sq = squid_factory(sched=sched_conf(window="fixed 1"))
+    url = f"http://127.0.0.1:{srv.port}/race"
+    first = http_get(sq.port, url + "/1")
+    assert first.ok and first.body_len == 5, first
+    time.sleep(0.2)                                 # the server connection is now idle in Squid's pool
+    second = http_get(sq.port, url + "/2")
+    assert second.ok and second.body_len == 5, second
+    assert srv.dropped == 1 and srv.requests == 3, f"no retry happened: {srv.requests} requests"
+    rp = idle(sq)
+    assert_balanced(rp)
+    assert rp.g("released") == 2 and rp.g("aborted") == 0, rp.text
