@@ -919,3 +919,26 @@ def test_pconn_retry_ends_once(squid_factory, pconn_race_server):
     rp = idle(sq)
     assert_balanced(rp)
     assert rp.g("released") == 2 and rp.g("aborted") == 0, rp.text
+
+
+def test_collapsed_follower_does_not_wait(squid_factory, origin):
+    """A request that collapses onto a miss already in flight never waits for
+    the window and is not charged: the window is full (the leader plus a
+    blocker), the follower still completes together with the leader."""
+    sq = squid_factory(sched=sched_conf(window="fixed 2"), cache=True, extra="collapsed_forwarding on\n")
+    obj = origin.url("/follow/obj", size=20_000, max_age=600, delay_ms=1200)
+    leader = h.Background([lambda: http_get(sq.port, obj, timeout=20)])
+    time.sleep(0.2)
+    blocker = _block_window(sq, origin, 1, 4000)
+    wait_until(lambda: sq.report().g("W") == 2, 5, what="the window to fill (leader + blocker)")
+    follower = http_get(sq.port, obj, timeout=20)
+    lead = leader.join(10)[0]
+    assert lead.ok and follower.ok and follower.body_len == 20_000, (lead, follower)
+    assert follower.t_end - lead.t_end < 0.5, "the follower waited for the window"
+    assert blocker.results[0] is None, "the blocker should still hold its slot"
+    assert blocker.join(10)[0].ok
+    rp = idle(sq)
+    assert_balanced(rp)
+    assert rp.g("released") == 2, f"leader + blocker only:\n{rp.text}"
+    fetched = [row for row in origin.settled_requests() if row[4].startswith("/follow/obj")]
+    assert len(fetched) == 1, fetched
