@@ -108,6 +108,7 @@ struct rs_class {
 	uint8_t in_round;	/* drr: on the active round-robin list */
 	uint8_t visiting;	/* drr: quantum already added for this visit */
 	uint8_t sff_turn;	/* sff: sub-queue whose turn it is */
+	uint8_t in_pool;	/* msf/rfq: in the pool of policy.c */
 	struct rs_subq q[2];	/* [0] priority (or the only queue), [1] best effort */
 	/* warm: queue and drr state */
 	uint32_t pending;	/* HELD + SCHEDULED */
@@ -189,6 +190,8 @@ struct rs_sched {
 	struct rs_kheap active;	/* classes with uc > 0, by sc; lazy: keys may
 				 * lag behind SC, idle classes may remain */
 	uint32_t nactive;	/* classes with uc > 0 */
+	uint32_t pool_n;	/* active classes whose SC is still pool_sc, */
+	double pool_sc;		/* the minimum SC when they became active */
 	uint32_t *dirty;	/* classes with sc_pending bytes */
 	uint32_t ndirty;
 	uint32_t sc_epoch;

@@ -187,6 +187,25 @@ static void refix(struct rs_sched *s, uint32_t c)
 		kfix(s, true, k->hpos_ready, c);
 }
 
+/* Class c leaves the pool (its SC changed, or it went idle); an active
+ * class goes into the active heap keyed by pool_sc, its SC before the
+ * change (<= its SC, as the lazy heap requires). */
+static void pool_leave(struct rs_sched *s, uint32_t c)
+{
+	struct rs_class *k = &s->cls[c];
+	struct rs_kent e = { s->pool_sc, 0, c };
+	uint32_t pos = k->hpos_active;
+
+	k->in_pool = 0;
+	s->pool_n--;
+	if (k->uc == 0)
+		return;
+	if (pos == RS_NIL)
+		ksift_up(s, false, s->active.n++, &e);
+	else if (ksift_up(s, false, pos, &e) == pos)	/* an old entry */
+		ksift_down(s, false, pos, &e);
+}
+
 void rs_sc_flush_class(struct rs_sched *s, uint32_t c)
 {
 	struct rs_class *k = &s->cls[c];
@@ -195,6 +214,8 @@ void rs_sc_flush_class(struct rs_sched *s, uint32_t c)
 		return;
 	k->sc += (double)k->sc_pending / divisor(s, k);
 	k->sc_pending = 0;
+	if (k->in_pool)
+		pool_leave(s, c);
 	refix(s, c);
 }
 
@@ -219,12 +240,23 @@ double rs_sc_value(const struct rs_sched *s, uint32_t c)
 }
 
 /*
- * The active heap is lazy: SCs only grow while a class is active, so an
- * entry is not fixed when its class's SC grows and not removed when the
- * class goes idle. Invariant: every class with UC > 0 has an entry whose
- * key is <= its SC; entries of idle classes may remain. The minimum SC
- * of the active classes is then the key of the top entry once the top
- * belongs to an active class and its key is up to date.
+ * The minimum SC of the active classes, for a class that becomes active.
+ *
+ * Pool: a class that becomes active starts at the minimum SC; it joins
+ * the pool of such classes (pool_n of them, all with SC == pool_sc) and
+ * leaves it, into the active heap, when its SC changes or it goes idle.
+ * While the pool is not empty, pool_sc is the minimum: every other active
+ * class had an SC >= the minimum when pool_sc was taken, and SCs only grow
+ * while a class is active. So activations cost no heap operation.
+ *
+ * Active heap, used when the pool is empty, and lazy: SCs only grow
+ * while a class is active, so an entry is not fixed when its class's SC
+ * grows and not removed when the class goes idle. Invariant: every class
+ * with UC > 0 outside the pool has an entry whose key is <= its SC;
+ * entries of idle classes and stale entries of pooled classes may
+ * remain (a class leaving the pool fixes its entry). With the pool empty
+ * the minimum SC of the active classes is the key of the top entry once
+ * the top belongs to an active class and its key is up to date.
  */
 static double active_min_sc(struct rs_sched *s)
 {
@@ -250,17 +282,17 @@ void rs_sc_class_activate(struct rs_sched *s, uint32_t c)
 		return;
 	rs_sc_flush(s);
 	/* MSF-RS Fig. 3: if (UC_i = 0) SC_i <- GetMinSC() */
-	if (s->nactive)
+	if (s->pool_n)
+		k->sc = s->pool_sc;
+	else if (s->nactive)
 		k->sc = active_min_sc(s);
 	else
 		k->sc = 0;
 	k->sc_pending = 0;
 	k->sc_epoch = s->sc_epoch;
-	/* an entry left from an earlier activity takes the new key */
-	if (k->hpos_active != RS_NIL)
-		kfix(s, false, k->hpos_active, c);
-	else
-		kpush(s, false, c);
+	s->pool_sc = k->sc;
+	s->pool_n++;
+	k->in_pool = 1;
 	s->nactive++;
 }
 
@@ -283,6 +315,8 @@ void rs_sc_uc_changed(struct rs_sched *s, uint32_t c)
 
 	if (!rs_uses_sc(s))
 		return;
+	if (k->in_pool && (k->uc == 0 || k->sc != s->pool_sc))
+		pool_leave(s, c);
 	if (k->uc == 0 && --s->nactive == 0)
 		s->sc_epoch++;	/* all idle: every SC resets to 0 */
 	if (k->hpos_ready != RS_NIL)

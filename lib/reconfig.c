@@ -136,7 +136,7 @@ static void build_classes(struct rs_sched *s, struct plan *p,
 		k->q[0].len = k->q[1].len = 0;
 		k->sc_pending = 0;
 		k->hpos_ready = k->hpos_active = RS_NIL;
-		k->dirty = k->in_round = k->visiting = 0;
+		k->dirty = k->in_round = k->visiting = k->in_pool = 0;
 		k->rr_next = k->rr_prev = RS_NIL;
 	}
 }
@@ -201,6 +201,7 @@ static void swap_in(struct rs_sched *s, struct plan *p, int n)
 	s->ncls = s->cls_cap = (uint32_t)n;
 	s->ndirty = 0;
 	s->nactive = 0;		/* rebuild_queues() adds the active classes */
+	s->pool_n = 0;
 	p->cls = NULL;
 	p->dirty = NULL;
 	memset(&p->users, 0, sizeof(p->users));
