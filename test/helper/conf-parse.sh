@@ -5,12 +5,13 @@
 # /etc/squid, /var/log/squid) are rewritten to this build's files first.
 # A snippet fails if squid exits non-zero, prints FATAL/ERROR/WARNING, or did
 # not process one of its request_sched_* lines.
-# usage: test/helper/conf-parse.sh [SQUID] [HELPER]
+# usage: test/helper/conf-parse.sh [SQUID] [HELPER] [SNIPPET_FILE...]
+# With SNIPPET_FILEs, those files are checked instead of the cookbook.
 set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 SQUID=${1:-$TOP/build/squid/sbin/squid}
 HELPER=${2:-$TOP/build/bin/ext_reqsched_class_acl}
-SNIPPETS="forward-subnets intercept helper-address helper-login compare-delay-pools
+SNIPPETS="reqsched-example forward-subnets intercept helper-address helper-login compare-delay-pools
           compare-reqsched interactions"
 
 for f in "$SQUID" "$HELPER"; do
@@ -72,9 +73,16 @@ if check negative-control "$TMP/negative-control.src" >/dev/null; then
 else
 	echo "  ok   negative control (misspelt directive) is rejected"
 fi
-for name in $SNIPPETS; do
-	check "$name" "$TOP/squid-conf/$name.conf" || fails=$((fails + 1))
-done
+if [ $# -gt 2 ]; then
+	shift 2
+	for f in "$@"; do
+		check "$(basename "$f" .conf)" "$f" || fails=$((fails + 1))
+	done
+else
+	for name in $SNIPPETS; do
+		check "$name" "$TOP/squid-conf/$name.conf" || fails=$((fails + 1))
+	done
+fi
 if [ "$fails" -ne 0 ]; then
 	echo "conf-parse: $fails snippet(s) failed"
 	exit 1

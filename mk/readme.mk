@@ -1,0 +1,7 @@
+# mk/readme.mk - the README's commands and configuration examples stay true
+# (test/readme/test_readme.py).
+.PHONY: check-readme
+CHECK_TARGETS += check-readme
+
+check-readme: $(STAMPS)/squid helper sim $(STAMPS)/deps
+	cd $(TOP) && python3 -m pytest -p no:cacheprovider -q test/readme
