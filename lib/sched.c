@@ -301,7 +301,8 @@ int rs_enqueue(struct rs_sched *s, int cls, uint64_t user,
 	     rs_heap_reserve(&s->h_rel, s->nreq + 1)))
 		return RS_ENOMEM;
 	advance(s, now);
-	rs_users_expire(s, now);
+	if (s->users.idle_head != RS_NIL)	/* else nothing to expire */
+		rs_users_expire(s, now);
 	r = req_alloc(s);
 	q = &s->req[r];
 	q->cookie = cookie;
