@@ -10,8 +10,11 @@
  * Memory: heap bytes per queued request (mallinfo2 before/after queueing
  * 1,000,000 requests of 100,000 users in 100 classes).
  *
- * Usage: bench [REQUESTS [MODE]]   (default 2,000,000 per row, all modes;
- *        MODE is a row name such as "msf fixed")
+ * Usage: bench [REQUESTS [MODE [CLASSES]]]   (default 2,000,000 per row,
+ *        all modes and class counts; MODE is a row name such as
+ *        "msf fixed", CLASSES one of 10, 100, 10000).
+ * Wall time by default; RS_BENCH_CLOCK=cpu times with the process CPU
+ * clock instead (steadier on a shared machine: preemption is not counted).
  */
 #include <malloc.h>
 #include <stdio.h>
@@ -47,11 +50,13 @@ static uint64_t xs(uint64_t *s)
 	return *s;
 }
 
+static clockid_t bench_clock = CLOCK_MONOTONIC;
+
 static double now_ns(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(bench_clock, &ts);
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
@@ -170,11 +175,15 @@ int main(int argc, char **argv)
 		{ RS_POLICY_DRR, RS_WIN_FIXED, "drr fixed" },
 		{ RS_POLICY_MSF, RS_WIN_WRC_MULT, "msf wrc-mult" },
 	};
+	const char *clk = getenv("RS_BENCH_CLOCK");
 	unsigned m, k;
 
+	if (clk && strcmp(clk, "cpu") == 0)
+		bench_clock = CLOCK_PROCESS_CPUTIME_ID;
 	printf("libreqsched core benchmark: %ld requests per row, %d users, "
 	       "window %d, backlog %d\n", n, USERS, WINDOW, BACKLOG);
-	printf("ns per request = enqueue + release + 10 byte events + end\n");
+	printf("ns per request = enqueue + release + 10 byte events + end%s\n",
+	       bench_clock == CLOCK_MONOTONIC ? "" : " (CPU time)");
 	printf("%-14s %10s %10s %10s\n", "mode", "10 cls", "100 cls",
 	       "10000 cls");
 	for (m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
@@ -182,6 +191,10 @@ int main(int argc, char **argv)
 			continue;
 		printf("%-14s", modes[m].what);
 		for (k = 0; k < 3; k++) {
+			if (argc > 3 && atoi(argv[3]) != classes[k]) {
+				printf(" %10s", "-");
+				continue;
+			}
 			printf(" %10.1f", run(modes[m].p, modes[m].c,
 					      classes[k], n));
 			fflush(stdout);
