@@ -142,7 +142,6 @@ struct rs_kent {
 struct rs_kheap {
 	struct rs_kent *ent;
 	uint32_t n, cap;
-	bool by_wuc;		/* ready heap: ties by w*UC; active: by index */
 };
 
 int rs_kheap_reserve(struct rs_kheap *h, uint32_t cap);

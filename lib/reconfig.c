@@ -207,7 +207,6 @@ static void swap_in(struct rs_sched *s, struct plan *p, int n)
 	memset(&p->users, 0, sizeof(p->users));
 	memset(&p->ready, 0, sizeof(p->ready));
 	memset(&p->active, 0, sizeof(p->active));
-	s->ready.by_wuc = true;
 }
 
 /* Active heap first (restart SCs of newly active classes at the minimum),

@@ -86,7 +86,6 @@ struct rs_sched *rs_new(const struct rs_config *cfg, rs_release_fn release,
 	s->req_free = RS_NIL;
 	s->ghead = s->gtail = RS_NIL;
 	s->rr_head = RS_NIL;
-	s->ready.by_wuc = true;
 	if (rs_users_init(&s->users) || rs_est_init(&s->est, cfg->default_size)) {
 		rs_free(s);
 		return NULL;
