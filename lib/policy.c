@@ -109,7 +109,10 @@ RS_HOT void kfix(struct rs_sched *s, bool ready, uint32_t pos, uint32_t c)
 {
 	struct rs_kent e = key_of(s, c);
 
-	if (ksift_up(s, ready, pos, &e) == pos)
+	/* a smaller key can only rise, a larger one only sink: one sift */
+	if (kless(ready, &e, &kheap(s, ready)->ent[pos]))
+		ksift_up(s, ready, pos, &e);
+	else
 		ksift_down(s, ready, pos, &e);
 }
 
