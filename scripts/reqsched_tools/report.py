@@ -445,7 +445,7 @@ def draw_plots(results: list[dict], sc: dict, run_dir: str) -> list[str]:
     written.append(p)
 
     # 3. latency decomposition per class and mode (Fig. 9)
-    fig, ax = plt.subplots(figsize=(max(8, 1.4 * len(results) * (len(names) + 1) / 2), 4.8))
+    fig, ax = plt.subplots(figsize=(min(13, max(8, 0.5 * len(results) * (len(names) + 1))), 4.8))
     groups = names + ["all"]
     width = 0.8 / len(groups)
     for gi, g in enumerate(groups):
