@@ -9,6 +9,9 @@ Fenced blocks of the README are checked by their info string:
   conf   a squid.conf fragment: `squid -k parse` with the patched Squid must
          accept it (test/helper/conf-parse.sh wraps it in a minimal config).
   map    a class mapping file: `ext_reqsched_class_acl -t` must accept it.
+  sh-packager  the rebuild-by-hand recipe: its lines up to ./bootstrap.sh run
+         in a scratch directory (apt-get source, quilt push of our series);
+         the rest is what `make squid` runs through scripts/squid-build.
 """
 from __future__ import annotations
 
@@ -94,3 +97,16 @@ def test_map_block_loads(index: int) -> None:
         proc = subprocess.run([str(HELPER), "-t", f.name], capture_output=True, text=True, timeout=30)
     report = proc.stdout + proc.stderr
     assert proc.returncode == 0 and " 0 malformed" in report, report
+
+
+def test_packager_recipe_applies_the_series() -> None:
+    (recipe,) = blocks("sh-packager")
+    head = recipe.split("./bootstrap.sh")[0].replace("/path/to/reqsched", str(TOP))
+    with tempfile.TemporaryDirectory(prefix="rs-readme-pkg-") as tmp:
+        os.chmod(tmp, 0o755)      # apt-get source downloads as the _apt user
+        proc = subprocess.run(["bash", "-euc", head + "\nQUILT_PC=.pc-reqsched quilt applied\n"],
+                              cwd=tmp, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        series = (TOP / "patches/squid-6.13/series").read_text().split()
+        applied = [Path(line).name for line in proc.stdout.split() if line.endswith(".patch")]
+        assert applied[-len(series):] == series, proc.stdout[-3000:]
