@@ -368,6 +368,16 @@ def shade_cross(ax, run_dir: str, mode: str) -> None:
                    label="cross traffic on" if i == 0 else None)
 
 
+def _save_plot(fig, run_dir: str, name: str) -> str:
+    """Lay out, write and close one figure; return its path."""
+    import matplotlib.pyplot as plt
+    fig.tight_layout()
+    path = os.path.join(run_dir, name)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def draw_plots(results: list[dict], sc: dict, run_dir: str) -> list[str]:
     import matplotlib
     matplotlib.use("Agg")
@@ -400,11 +410,7 @@ def draw_plots(results: list[dict], sc: dict, run_dir: str) -> list[str]:
     axes[-1, 0].set_xlabel(f"time (s); bins of {sc.get('timeline_bin_s', 5)} s; "
                            f"dashed = link capacity, dotted = end of warm-up")
     fig.suptitle(f"Per-class throughput over time, {title} (cf. MSF-RS Fig. 8)")
-    fig.tight_layout()
-    p = os.path.join(run_dir, "throughput.png")
-    fig.savefig(p, dpi=110)
-    plt.close(fig)
-    written.append(p)
+    written.append(_save_plot(fig, run_dir, "throughput.png"))
 
     # 2. W, W+ and U over time (Fig. 11) for modes with a window
     wr = [r for r in results if any("W_max" in e for e in r["timeline"])]
@@ -438,11 +444,7 @@ def draw_plots(results: list[dict], sc: dict, run_dir: str) -> list[str]:
         ax.grid(alpha=0.3)
     axes[-1, 0].set_xlabel("time (s)")
     fig.suptitle(f"Window W+ and utilization U over time, {title} (cf. MSF-RS Fig. 11)")
-    fig.tight_layout()
-    p = os.path.join(run_dir, "window.png")
-    fig.savefig(p, dpi=110)
-    plt.close(fig)
-    written.append(p)
+    written.append(_save_plot(fig, run_dir, "window.png"))
 
     # 3. latency decomposition per class and mode (Fig. 9)
     fig, ax = plt.subplots(figsize=(min(13, max(8, 0.5 * len(results) * (len(names) + 1))), 4.8))
@@ -476,11 +478,7 @@ def draw_plots(results: list[dict], sc: dict, run_dir: str) -> list[str]:
     ax.legend(h, lab, fontsize=8, ncol=3)
     ax.grid(axis="y", alpha=0.3)
     ax.set_title(f"Mean latency = queue wait at the proxy + service, {title} (cf. Fig. 9)")
-    fig.tight_layout()
-    p = os.path.join(run_dir, "latency.png")
-    fig.savefig(p, dpi=110)
-    plt.close(fig)
-    written.append(p)
+    written.append(_save_plot(fig, run_dir, "latency.png"))
 
     # 4. latency CDF per mode
     fig, ax = plt.subplots(figsize=(8, 4.8))
@@ -495,11 +493,7 @@ def draw_plots(results: list[dict], sc: dict, run_dir: str) -> list[str]:
     ax.set_title(f"Latency CDF per mode, {title}")
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    p = os.path.join(run_dir, "latency_cdf.png")
-    fig.savefig(p, dpi=110)
-    plt.close(fig)
-    written.append(p)
+    written.append(_save_plot(fig, run_dir, "latency_cdf.png"))
 
     # 5. achieved share vs weight share
     fig, ax = plt.subplots(figsize=(max(7, 1.1 * len(results) + 3), 4))
@@ -518,11 +512,7 @@ def draw_plots(results: list[dict], sc: dict, run_dir: str) -> list[str]:
     ax.legend(fontsize=8, ncol=2)
     ax.grid(axis="y", alpha=0.3)
     ax.set_title(f"Class shares vs weights, {title}")
-    fig.tight_layout()
-    p = os.path.join(run_dir, "shares.png")
-    fig.savefig(p, dpi=110)
-    plt.close(fig)
-    written.append(p)
+    written.append(_save_plot(fig, run_dir, "shares.png"))
     return written
 
 
