@@ -35,32 +35,35 @@ const char *rs_controller_name(enum rs_controller c)
 	return (unsigned)c <= RS_WIN_FIXED ? controller_names[c] : "?";
 }
 
+/* Index of str among the n names, or -1 (also for a NULL str). */
+static int name_index(const char *str, const char *const *names, int n)
+{
+	int i;
+
+	for (i = 0; str && i < n; i++)
+		if (strcmp(str, names[i]) == 0)
+			return i;
+	return -1;
+}
+
 int rs_policy_parse(const char *str, enum rs_policy *p)
 {
-	unsigned i;
+	int i = name_index(str, policy_names, RS_POLICY_DRR + 1);
 
-	if (!str || !p)
+	if (i < 0 || !p)
 		return RS_EINVAL;
-	for (i = 0; i <= RS_POLICY_DRR; i++)
-		if (strcmp(str, policy_names[i]) == 0) {
-			*p = (enum rs_policy)i;
-			return 0;
-		}
-	return RS_EINVAL;
+	*p = (enum rs_policy)i;
+	return 0;
 }
 
 int rs_controller_parse(const char *str, enum rs_controller *c)
 {
-	unsigned i;
+	int i = name_index(str, controller_names, RS_WIN_FIXED + 1);
 
-	if (!str || !c)
+	if (i < 0 || !c)
 		return RS_EINVAL;
-	for (i = 0; i <= RS_WIN_FIXED; i++)
-		if (strcmp(str, controller_names[i]) == 0) {
-			*c = (enum rs_controller)i;
-			return 0;
-		}
-	return RS_EINVAL;
+	*c = (enum rs_controller)i;
+	return 0;
 }
 
 /* FNV-1a 64; 0 is reserved for "unknown key". */

@@ -15,8 +15,6 @@
  * decision that reads SC and before UC changes, so the result is the same
  * as updating SC on every byte event.
  */
-#include <stdlib.h>
-
 #include "internal.h"
 
 static double divisor(const struct rs_sched *s, const struct rs_class *c)
@@ -30,6 +28,13 @@ static double divisor(const struct rs_sched *s, const struct rs_class *c)
  * The heap code below is written once for both heaps and inlined with a
  * constant `ready` (true: ready heap, false: active heap), so that the
  * heap, its tie break and the position field are known at compile time.
+ *
+ * It deliberately does not reuse the generic sift code of heap.h (items
+ * compared through an ops table by looking up each class): entries carry
+ * a copy of their key, so a sift reads one array and never the classes,
+ * and the inlined constant tie break replaces the indirect call. That
+ * specialization was measured (doc/lib.md, Benchmark); only the storage
+ * (heap.c) is shared.
  */
 #define RS_HOT static inline __attribute__((always_inline))
 
@@ -136,31 +141,6 @@ RS_HOT void kremove(struct rs_sched *s, bool ready, uint32_t pos)
 		return;
 	if (ksift_up(s, ready, pos, &last) == pos)
 		ksift_down(s, ready, pos, &last);
-}
-
-int rs_kheap_reserve(struct rs_kheap *h, uint32_t cap)
-{
-	struct rs_kent *p;
-
-	if (cap <= h->cap)
-		return 0;
-	if (cap < 16)
-		cap = 16;
-	if (cap < h->cap * 2)
-		cap = h->cap * 2;
-	p = realloc(h->ent, (size_t)cap * sizeof(*p));
-	if (!p)
-		return RS_ENOMEM;
-	h->ent = p;
-	h->cap = cap;
-	return 0;
-}
-
-void rs_kheap_free(struct rs_kheap *h)
-{
-	free(h->ent);
-	h->ent = NULL;
-	h->n = h->cap = 0;
 }
 
 void rs_ready_add(struct rs_sched *s, uint32_t c)

@@ -13,12 +13,23 @@
 
 #include "internal.h"
 
+/* Every entry point that returns an error: a scheduler, not called from
+ * inside the release callback. */
+static inline int entry_err(const struct rs_sched *s)
+{
+	if (!s)
+		return RS_EINVAL;
+	if (s->in_callback)
+		return RS_EBUSY;
+	return 0;
+}
+
 #define CHECK_ENTRY(s)                                                  \
 	do {                                                            \
-		if (!(s))                                               \
-			return RS_EINVAL;                               \
-		if ((s)->in_callback)                                   \
-			return RS_EBUSY;                                \
+		int entry_err_ = entry_err(s);                          \
+									\
+		if (entry_err_)                                         \
+			return entry_err_;                              \
 	} while (0)
 
 void rs_config_default(struct rs_config *cfg)
@@ -371,9 +382,15 @@ int rs_cancel(struct rs_sched *s, rs_id id, rs_time_ns now)
 	return 0;
 }
 
-static inline int released_req(const struct rs_sched *s, rs_id id,
-			       uint32_t *r)
+/* Entry checks of the calls on a released request (first byte, bytes,
+ * end): entry_err(), then id must name a live released request *r. */
+static inline int released_entry(const struct rs_sched *s, rs_id id,
+				 uint32_t *r)
 {
+	int err = entry_err(s);
+
+	if (err)
+		return err;
 	*r = lookup(s, id);
 	if (*r == RS_NIL)
 		return RS_ESTALE;
@@ -389,8 +406,7 @@ int rs_on_first_byte(struct rs_sched *s, rs_id id, int64_t content_length,
 	uint32_t r;
 	int err;
 
-	CHECK_ENTRY(s);
-	if ((err = released_req(s, id, &r)))
+	if ((err = released_entry(s, id, &r)))
 		return err;
 	q = &s->req[r];
 	if (q->flags & RS_RF_FIRST_BYTE)
@@ -443,8 +459,7 @@ static __attribute__((noinline)) int on_bytes_slow(struct rs_sched *s,
 	uint32_t r;
 	int err;
 
-	CHECK_ENTRY(s);
-	if ((err = released_req(s, id, &r)))
+	if ((err = released_entry(s, id, &r)))
 		return err;
 	advance(s, now);
 	req_bytes(s, r, n, now);
@@ -477,8 +492,7 @@ int rs_on_end(struct rs_sched *s, rs_id id, bool aborted, rs_time_ns now)
 	uint32_t r;
 	int err;
 
-	CHECK_ENTRY(s);
-	if ((err = released_req(s, id, &r)))
+	if ((err = released_entry(s, id, &r)))
 		return err;
 	advance(s, now);
 	q = &s->req[r];
