@@ -42,6 +42,18 @@ static inline struct rs_config cfg_base(enum rs_policy p,
 	return cfg;
 }
 
+/* A scheduler of cfg releasing into rec, with the one class "c" of
+ * weight 1 (index 0). */
+static inline struct rs_sched *new_one_class(const struct rs_config *cfg,
+					     struct rec *rec)
+{
+	struct rs_sched *s = rs_new(cfg, rec_release, rec);
+
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(rs_class_add(s, "c", 1), 0);
+	return s;
+}
+
 /* Enqueue and return the id, failing the test on error. */
 static inline rs_id enq(struct rs_sched *s, int cls, uint64_t user,
 			uint64_t est, rs_time_ns now)
@@ -53,6 +65,17 @@ static inline rs_id enq(struct rs_sched *s, int cls, uint64_t user,
 				    now, &id), 0);
 	ck_assert(id != 0);
 	return id;
+}
+
+/* Enqueue n requests of user in class 0 at now; returns the first id. */
+static inline rs_id enq_n(struct rs_sched *s, int n, uint64_t user,
+			  rs_time_ns now)
+{
+	rs_id first = enq(s, 0, user, 0, now);
+
+	while (--n > 0)
+		enq(s, 0, user, 0, now);
+	return first;
 }
 
 static inline double service(struct rs_sched *s, int cls)

@@ -349,23 +349,39 @@ static struct sreq *pick(struct world *w)
 	return w->nreq ? &w->req[below(w, (uint64_t)w->nreq)] : NULL;
 }
 
+/* What a call on request r must return when it is legal only in state
+ * ok: 0 there, RS_ESTATE in the other live state, RS_ESTALE otherwise. */
+static int want_in(const struct sreq *r, int ok)
+{
+	if (r->state == S_QUEUED || r->state == S_RELEASED)
+		return r->state == ok ? 0 : RS_ESTATE;
+	return RS_ESTALE;
+}
+
+/* A call on a request in state `state` returned err: it must be want,
+ * and an error return must leave every statistic as it was (before). */
+static void expect_return(struct world *w, const char *call, int state,
+			  int err, int want, const struct snap *before)
+{
+	if (err != want)
+		FAIL(w, "%s in state %d: %d, want %d", call, state, err, want);
+	if (err)
+		expect_unchanged(w, before);
+}
+
 static void ev_cancel(struct world *w)
 {
 	struct sreq *r = pick(w);
 	struct snap before;
-	int err, want;
+	int err;
 
 	if (!r)
 		return;
-	want = r->state == S_QUEUED ? 0 :
-	       r->state == S_RELEASED ? RS_ESTATE : RS_ESTALE;
 	take(w, &before);
 	err = rs_cancel(w->s, r->id, w->now);
-	if (err != want)
-		FAIL(w, "cancel in state %d: %d, want %d", r->state, err, want);
-	if (err)
-		expect_unchanged(w, &before);
-	else {
+	expect_return(w, "cancel", r->state, err, want_in(r, S_QUEUED),
+		      &before);
+	if (!err) {
 		r->state = S_GONE;
 		w->cancelled++;
 	}
@@ -379,18 +395,15 @@ static void ev_first_byte(struct world *w)
 
 	if (!r)
 		return;
-	want = r->state == S_RELEASED ? (r->first ? RS_ESTATE : 0) :
-	       r->state == S_QUEUED ? RS_ESTATE : RS_ESTALE;
+	want = want_in(r, S_RELEASED);
+	if (want == 0 && r->first)
+		want = RS_ESTATE;	/* a second first byte */
 	take(w, &before);
 	err = rs_on_first_byte(w->s, r->id,
 			       below(w, 2) ? (int64_t)below(w, 200000) : -1,
 			       w->now);
-	if (err != want)
-		FAIL(w, "first byte in state %d: %d, want %d", r->state, err,
-		     want);
-	if (err)
-		expect_unchanged(w, &before);
-	else
+	expect_return(w, "first byte", r->state, err, want, &before);
+	if (!err)
 		r->first = 1;
 }
 
@@ -398,38 +411,31 @@ static void ev_bytes(struct world *w)
 {
 	struct sreq *r = pick(w);
 	struct snap before;
-	int err, want;
+	int err;
 
 	if (!r)
 		return;
-	want = r->state == S_RELEASED ? 0 :
-	       r->state == S_QUEUED ? RS_ESTATE : RS_ESTALE;
 	take(w, &before);
 	err = rs_on_bytes(w->s, r->id, below(w, 70000), w->now);
-	if (err != want)
-		FAIL(w, "bytes in state %d: %d, want %d", r->state, err, want);
-	if (err)
-		expect_unchanged(w, &before);
+	expect_return(w, "bytes", r->state, err, want_in(r, S_RELEASED),
+		      &before);
 }
 
 static void ev_end(struct world *w, struct sreq *r)
 {
 	struct snap before;
-	int err, want;
+	int err, want, state;
 
 	if (!r)
 		return;
-	want = r->state == S_RELEASED ? 0 :
-	       r->state == S_QUEUED ? RS_ESTATE : RS_ESTALE;
+	state = r->state;
+	want = want_in(r, S_RELEASED);
 	take(w, &before);
 	if (r->state == S_RELEASED)
 		r->state = S_GONE;	/* releases may fire inside */
 	err = rs_on_end(w->s, r->id, below(w, 4) == 0, w->now);
-	if (err != want)
-		FAIL(w, "end: %d, want %d", err, want);
-	if (err)
-		expect_unchanged(w, &before);
-	else
+	expect_return(w, "end", state, err, want, &before);
+	if (!err)
 		w->ended++;
 }
 

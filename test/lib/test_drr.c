@@ -314,12 +314,33 @@ START_TEST(sff_no_starvation)
 }
 END_TEST
 
+/*
+ * Window 1, held by blk: user 100 then user 7 queue at t (estimates
+ * 10000). Ends blk and returns the user released first (the priority
+ * one, else FIFO); checks the other follows, and ends both.
+ */
+static uint64_t first_of_100_and_7(struct rs_sched *s, struct rec *rec,
+				   rs_id blk, rs_time_ns t)
+{
+	rs_id l = enq(s, 0, 100, 10000, t);
+	rs_id sh = enq(s, 0, 7, 10000, t);
+	rs_id first;
+
+	rs_on_end(s, blk, false, t);
+	first = rec->id[rec->n - 1];
+	ck_assert(first == l || first == sh);
+	rs_on_end(s, first, false, t);
+	ck_assert(rec->id[rec->n - 1] == (first == l ? sh : l));
+	rs_on_end(s, rec->id[rec->n - 1], false, t);
+	return first == l ? 100 : 7;
+}
+
 /* A long user silent longer than the flow timeout is short again. */
 START_TEST(sff_flow_timeout)
 {
 	struct rec rec = { 0 };
 	struct rs_sched *s = sff_new(&rec, RS_POLICY_MSF);
-	rs_id blk, l, sh;
+	rs_id blk;
 
 	rs_class_add(s, "A", 1);
 	blk = enq(s, 0, 100, 10000, 0);
@@ -328,20 +349,12 @@ START_TEST(sff_flow_timeout)
 	/* within the timeout: still best effort (user entry kept while idle) */
 	ck_assert_uint_eq(gstats(s).users, 1);
 	blk = enq(s, 0, 50, 10000, 5 * SEC);	/* blocker, released */
-	l = enq(s, 0, 100, 10000, 5 * SEC);	/* best effort */
-	sh = enq(s, 0, 7, 10000, 5 * SEC);	/* priority */
-	rs_on_end(s, blk, false, 5 * SEC);
-	ck_assert(rec.id[rec.n - 1] == sh);
-	rs_on_end(s, sh, false, 5 * SEC);
-	rs_on_end(s, l, false, 5 * SEC);
+	/* 100 best effort, 7 priority */
+	ck_assert_uint_eq(first_of_100_and_7(s, &rec, blk, 5 * SEC), 7);
 	/* 11 s of silence: recent service forgotten */
 	blk = enq(s, 0, 50, 10000, 17 * SEC);
-	l = enq(s, 0, 100, 10000, 17 * SEC);	/* priority again: FIFO */
-	sh = enq(s, 0, 7, 10000, 17 * SEC);
-	rs_on_end(s, blk, false, 17 * SEC);
-	ck_assert(rec.id[rec.n - 1] == l);
-	rs_on_end(s, l, false, 17 * SEC);
-	rs_on_end(s, sh, false, 17 * SEC);
+	/* both priority again: FIFO */
+	ck_assert_uint_eq(first_of_100_and_7(s, &rec, blk, 17 * SEC), 100);
 	rs_on_timer(s, 40 * SEC);	/* idle entries expire */
 	ck_assert_uint_eq(gstats(s).users, 0);
 	rs_free(s);
@@ -353,17 +366,13 @@ START_TEST(sff_foreign_bytes_make_long)
 {
 	struct rec rec = { 0 };
 	struct rs_sched *s = sff_new(&rec, RS_POLICY_MSF);
-	rs_id blk, l, sh;
+	rs_id blk;
 
 	rs_class_add(s, "A", 1);
 	blk = enq(s, 0, 100, 10000, 0);
 	ck_assert_int_eq(rs_on_foreign_bytes(s, 0, 100, 25000, 0), 0);
-	l = enq(s, 0, 100, 10000, 0);	/* recent 25000 >= th: best effort */
-	sh = enq(s, 0, 7, 10000, 0);	/* priority */
-	rs_on_end(s, blk, false, 0);
-	ck_assert(rec.id[rec.n - 1] == sh);
-	rs_on_end(s, sh, false, 0);
-	ck_assert(rec.id[rec.n - 1] == l);
+	/* 100: recent 25000 >= th: best effort; 7 priority */
+	ck_assert_uint_eq(first_of_100_and_7(s, &rec, blk, 0), 7);
 	rs_free(s);
 }
 END_TEST

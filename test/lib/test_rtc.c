@@ -10,7 +10,7 @@ static struct rs_sched *rtc_new(struct rec *rec)
 	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_RTC);
 
 	cfg.target_util = 1.0;
-	return rs_new(&cfg, rec_release, rec);
+	return new_one_class(&cfg, rec);
 }
 
 static rs_id enq_host(struct rs_sched *s, uint64_t host, uint64_t est,
@@ -30,7 +30,6 @@ START_TEST(rtc_finish_time_and_learning)
 	struct rs_sched *s = rtc_new(&rec);
 	rs_id r1, r2, r3, r4;
 
-	rs_class_add(s, "c", 1);
 	r1 = enq_host(s, 1, 500000, 0);	/* BW 1e6 <= 1e6: released now */
 	ck_assert_int_eq(rec.n, 1);
 	r2 = enq_host(s, 1, 500000, 0);	/* held: no bandwidth left */
@@ -69,25 +68,32 @@ START_TEST(rtc_finish_time_and_learning)
 }
 END_TEST
 
+/* One response each teaches host 1 Delay_resp 0.2 s and host 2 0.05 s,
+ * both at 1e6 B/s (ends at 0.3 s and 1.15 s): T_lookahead = 0.2 - 0.15/16. */
+static void learn_two_hosts(struct rs_sched *s, struct rec *rec)
+{
+	rs_id a, b;
+
+	a = enq_host(s, 1, 100000, 0);
+	rs_on_first_byte(s, a, 100000, 200 * MS);
+	rs_on_bytes(s, a, 100000, 300 * MS);
+	rs_on_end(s, a, false, 300 * MS);	/* host 1: D 0.2 s, 1e6 B/s */
+	b = enq_host(s, 2, 100000, 1000 * MS);
+	ck_assert_int_eq(rec->n, 2);
+	rs_on_first_byte(s, b, 100000, 1050 * MS);
+	rs_on_bytes(s, b, 100000, 1150 * MS);
+	rs_on_end(s, b, false, 1150 * MS);	/* host 2: D 0.05 s */
+}
+
 /* A request with a shorter Delay_resp than T_lookahead is scheduled for
  * T_minFT - D, in the future, through H_RELEASE. */
 START_TEST(rtc_release_heap)
 {
 	struct rec rec = { 0 };
 	struct rs_sched *s = rtc_new(&rec);
-	rs_id a, b, c, d;
+	rs_id c, d;
 
-	rs_class_add(s, "c", 1);
-	a = enq_host(s, 1, 100000, 0);
-	rs_on_first_byte(s, a, 100000, 200 * MS);
-	rs_on_bytes(s, a, 100000, 300 * MS);
-	rs_on_end(s, a, false, 300 * MS);	/* host 1: D 0.2 s, 1e6 B/s */
-	b = enq_host(s, 2, 100000, 1000 * MS);
-	ck_assert_int_eq(rec.n, 2);
-	rs_on_first_byte(s, b, 100000, 1050 * MS);
-	rs_on_bytes(s, b, 100000, 1150 * MS);
-	rs_on_end(s, b, false, 1150 * MS);	/* host 2: D 0.05 s;
-						 * T_lookahead = 0.2 - 0.15/16 */
+	learn_two_hosts(s, &rec);
 	c = enq_host(s, 1, 100000, 2000 * MS);	/* FT = 2 + 0.2 + 0.1 */
 	ck_assert_int_eq(rec.n, 3);
 	d = enq_host(s, 2, 100000, 2000 * MS);	/* held */
@@ -117,17 +123,9 @@ START_TEST(rtc_cancel_scheduled)
 {
 	struct rec rec = { 0 };
 	struct rs_sched *s = rtc_new(&rec);
-	rs_id a, b, c, d;
+	rs_id c, d;
 
-	rs_class_add(s, "c", 1);
-	a = enq_host(s, 1, 100000, 0);
-	rs_on_first_byte(s, a, 100000, 200 * MS);
-	rs_on_bytes(s, a, 100000, 300 * MS);
-	rs_on_end(s, a, false, 300 * MS);
-	b = enq_host(s, 2, 100000, 1000 * MS);
-	rs_on_first_byte(s, b, 100000, 1050 * MS);
-	rs_on_bytes(s, b, 100000, 1150 * MS);
-	rs_on_end(s, b, false, 1150 * MS);
+	learn_two_hosts(s, &rec);
 	c = enq_host(s, 1, 100000, 2000 * MS);
 	d = enq_host(s, 2, 100000, 2000 * MS);
 	rs_on_timer(s, 2109375 * (MS / 1000));	/* d scheduled for 2.25 s */

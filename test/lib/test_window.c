@@ -7,11 +7,10 @@ START_TEST(wrc_mult_sequence)
 {
 	struct rec rec = { 0 };
 	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_WRC_MULT);
-	struct rs_sched *s = rs_new(&cfg, rec_release, &rec);
+	struct rs_sched *s = new_one_class(&cfg, &rec);
 	rs_id r1, r2, r3, r[5];
 	int i;
 
-	rs_class_add(s, "c", 1);
 	r1 = enq(s, 0, 1, 0, 0);
 	r2 = enq(s, 0, 1, 0, 0);	/* waits: the window is the limit */
 	ck_assert_int_eq(rec.n, 1);
@@ -69,11 +68,8 @@ START_TEST(wrc_mult_bounds)
 	int t;
 
 	cfg.max_window = 3;
-	s = rs_new(&cfg, rec_release, &rec);
-	rs_class_add(s, "c", 1);
-	r1 = enq(s, 0, 1, 0, 0);
-	for (t = 0; t < 9; t++)
-		enq(s, 0, 1, 0, 0);	/* backlog: the window stays the limit */
+	s = new_one_class(&cfg, &rec);
+	r1 = enq_n(s, 10, 1, 0);	/* backlog: the window stays the limit */
 	rs_on_bytes(s, r1, 5000000, 1);		/* U = 5 */
 	rs_on_timer(s, SEC);
 	ck_assert_double_eq_tol(gstats(s).W_max, 1, 1e-12);	/* max(1, 0.196) */
@@ -92,14 +88,10 @@ START_TEST(wrc_mult_fractional_window)
 	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_WRC_MULT);
 	struct rs_sched *s;
 	rs_id r1;
-	int i;
 
 	cfg.target_util = 0.9;
-	s = rs_new(&cfg, rec_release, &rec);
-	rs_class_add(s, "c", 1);
-	r1 = enq(s, 0, 1, 0, 0);
-	for (i = 0; i < 5; i++)
-		enq(s, 0, 1, 0, 0);
+	s = new_one_class(&cfg, &rec);
+	r1 = enq_n(s, 6, 1, 0);
 	rs_on_bytes(s, r1, 600000, 1);
 	rs_on_timer(s, SEC);		/* U = 0.6: 0.9/0.6 = 1.5 */
 	ck_assert_double_eq_tol(gstats(s).W_max, 1.5, 1e-12);
@@ -118,8 +110,7 @@ START_TEST(fixed_window)
 	int i;
 
 	cfg.fixed_window = 3;
-	s = rs_new(&cfg, rec_release, &rec);
-	rs_class_add(s, "c", 1);
+	s = new_one_class(&cfg, &rec);
 	for (i = 0; i < 5; i++)
 		enq(s, 0, (uint64_t)i, 0, 0);
 	ck_assert_int_eq(rec.n, 3);
@@ -153,10 +144,8 @@ START_TEST(wrc_aimd_sequence)
 	int cur = 0, i;
 
 	cfg.F = 2;
-	s = rs_new(&cfg, rec_release, &rec);
-	rs_class_add(s, "c", 1);
-	for (i = 0; i < 200; i++)
-		enq(s, 0, 1, 0, 0);
+	s = new_one_class(&cfg, &rec);
+	enq_n(s, 200, 1, 0);
 	ck_assert_uint_eq(gstats(s).W, 1);
 	end_oldest(s, &rec, &cur, 100000, 1 * SEC);	/* 1 of 2 */
 	ck_assert_double_eq(gstats(s).W_max, 1);
@@ -187,8 +176,7 @@ START_TEST(wrc_aimd_only_when_limited)
 	int cur = 0, i;
 
 	cfg.F = 2;
-	s = rs_new(&cfg, rec_release, &rec);
-	rs_class_add(s, "c", 1);
+	s = new_one_class(&cfg, &rec);
 	for (i = 0; i < 4; i++) {	/* one request at a time: never waits */
 		enq(s, 0, 1, 0, (rs_time_ns)i * SEC);
 		end_oldest(s, &rec, &cur, 1000, (rs_time_ns)i * SEC + 1);
