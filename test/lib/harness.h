@@ -78,6 +78,15 @@ static inline rs_id enq_n(struct rs_sched *s, int n, uint64_t user,
 	return first;
 }
 
+/* The latest release must be id: end it (ok, no bytes) at now. */
+static inline void end_latest(struct rs_sched *s, const struct rec *rec,
+			      rs_id id, rs_time_ns now)
+{
+	ck_assert_int_gt(rec->n, 0);
+	ck_assert(rec->id[rec->n - 1] == id);
+	ck_assert_int_eq(rs_on_end(s, id, false, now), 0);
+}
+
 static inline double service(struct rs_sched *s, int cls)
 {
 	struct rs_class_stats cs;

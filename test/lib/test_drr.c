@@ -260,18 +260,12 @@ START_TEST(sff_priority_best_effort_split)
 		for (i = 0; i < 8; i++)
 			sh[i] = enq(s, 0, (uint64_t)i, 10000, 2);
 		rs_on_end(s, blk, false, 3);
-		for (i = 0; i < 6; i++) {
-			ck_assert(rec.id[rec.n - 1] == sh[i]);
-			rs_on_end(s, sh[i], false, 4);
-		}
-		ck_assert(rec.id[rec.n - 1] == l2);
-		rs_on_end(s, l2, false, 5);
-		ck_assert(rec.id[rec.n - 1] == l3);
-		rs_on_end(s, l3, false, 5);
-		ck_assert(rec.id[rec.n - 1] == sh[6]);
-		rs_on_end(s, sh[6], false, 6);
-		ck_assert(rec.id[rec.n - 1] == sh[7]);
-		rs_on_end(s, sh[7], false, 6);
+		for (i = 0; i < 6; i++)
+			end_latest(s, &rec, sh[i], 4);
+		end_latest(s, &rec, l2, 5);
+		end_latest(s, &rec, l3, 5);
+		end_latest(s, &rec, sh[6], 6);
+		end_latest(s, &rec, sh[7], 6);
 		ck_assert_uint_eq(gstats(s).W, 0);
 		rs_free(s);
 	}
@@ -329,9 +323,8 @@ static uint64_t first_of_100_and_7(struct rs_sched *s, struct rec *rec,
 	rs_on_end(s, blk, false, t);
 	first = rec->id[rec->n - 1];
 	ck_assert(first == l || first == sh);
-	rs_on_end(s, first, false, t);
-	ck_assert(rec->id[rec->n - 1] == (first == l ? sh : l));
-	rs_on_end(s, rec->id[rec->n - 1], false, t);
+	end_latest(s, rec, first, t);
+	end_latest(s, rec, first == l ? sh : l, t);
 	return first == l ? 100 : 7;
 }
 
