@@ -306,6 +306,7 @@ void rs_est_learn(struct rs_est *e, const struct rs_req *r, bool size_ok,
 
 /* window.c: wrc-mult, wrc-aimd, fixed and the release loop */
 void rs_window_init(struct rs_sched *s);
+void rs_window_carry_over(struct rs_sched *s, double old_wmax);
 void rs_try_release(struct rs_sched *s, rs_time_ns now);
 void rs_tick(struct rs_sched *s, rs_time_ns now);
 void rs_window_on_end(struct rs_sched *s, rs_time_ns now);

@@ -311,7 +311,10 @@ int rs_reconfigure(struct rs_sched *s, const struct rs_config *cfg,
 		s->waiting++;
 	rebuild_queues(s, old.sff, now);
 	if (cfg->controller != old.controller || cfg->controller == RS_WIN_FIXED) {
+		double old_wmax = s->Wmax;
+
 		rs_window_init(s);
+		rs_window_carry_over(s, old_wmax);
 		s->aimd_ends = 0;
 		s->aimd_bytes = s->bytes;
 		s->aimd_t0 = now;

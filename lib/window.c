@@ -39,6 +39,21 @@ void rs_window_init(struct rs_sched *s)
 		s->Wmax = clamp_window(s, s->cfg.initial_window);
 }
 
+/*
+ * A reconfiguration that switches to an adaptive controller (wrc-mult,
+ * wrc-aimd) starts it from the window in force, not from W+_0: the link was
+ * running at that window, and restarting at 1 with W outstanding would stop
+ * every release until W drained (and overflow max_queued meanwhile).
+ */
+void rs_window_carry_over(struct rs_sched *s, double old_wmax)
+{
+	bool adaptive = s->cfg.controller == RS_WIN_WRC_MULT ||
+			s->cfg.controller == RS_WIN_WRC_AIMD;
+
+	if (adaptive && old_wmax > s->Wmax)
+		s->Wmax = clamp_window(s, old_wmax);
+}
+
 static double link_bytes_per_ns(const struct rs_sched *s)
 {
 	return (double)s->cfg.link_bps / 8.0 / (double)RS_NSEC_PER_SEC;

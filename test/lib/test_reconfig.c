@@ -167,6 +167,43 @@ START_TEST(reconfig_switch_policy_and_controller)
 }
 END_TEST
 
+/*
+ * fixed 12 -> wrc-mult with 12 outstanding and 8 queued: wrc-mult starts at
+ * W+ = 12 (not W+_0 = 1), so the first end releases the next request at
+ * once. With max_window 5 the carried window is clamped to 5, and no
+ * release happens until W has drained below 5.
+ */
+START_TEST(reconfig_controller_switch_keeps_window)
+{
+	struct rec rec = { 0 };
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_FIXED);
+	struct rs_config cfg2 = cfg_base(RS_POLICY_MSF, RS_WIN_WRC_MULT);
+	const char *n1[] = { "gold", "silver", "bronze" };
+	const double w1[] = { 4, 2, 1 };
+	struct rs_sched *s;
+	int i;
+
+	cfg.fixed_window = 12;
+	s = three(&rec, &cfg);
+	for (i = 0; i < 20; i++)
+		enq(s, i % 3, (uint64_t)i, 1000, 0);
+	ck_assert_uint_eq(gstats(s).W, 12);
+	ck_assert_int_eq(rs_reconfigure(s, &cfg2, n1, w1, 3, "gold", 1), 0);
+	ck_assert(gstats(s).W_max == 12.0);
+	ck_assert_int_eq(rs_on_end(s, rec.id[0], false, 2), 0);
+	ck_assert_int_eq(rec.n, 13);		/* released at once */
+	ck_assert_uint_eq(gstats(s).W, 12);
+
+	cfg2.max_window = 5;
+	ck_assert_int_eq(rs_reconfigure(s, &cfg, n1, w1, 3, "gold", 3), 0);
+	ck_assert_int_eq(rs_reconfigure(s, &cfg2, n1, w1, 3, "gold", 4), 0);
+	ck_assert(gstats(s).W_max == 5.0);
+	ck_assert_int_eq(rs_on_end(s, rec.id[1], false, 5), 0);
+	ck_assert_int_eq(rec.n, 13);		/* W = 11 > 5: nothing */
+	rs_free(s);
+}
+END_TEST
+
 START_TEST(expire_oldest_first)
 {
 	struct rec rec = { 0 };
@@ -236,6 +273,7 @@ Suite *suite_reconfig(void)
 	tcase_add_test(tc, reconfig_merges_users);
 	tcase_add_test(tc, reconfig_errors_change_nothing);
 	tcase_add_test(tc, reconfig_switch_policy_and_controller);
+	tcase_add_test(tc, reconfig_controller_switch_keeps_window);
 	tcase_add_test(tc, expire_oldest_first);
 	tcase_add_test(tc, foreign_bytes_count);
 	suite_add_tcase(s, tc);
