@@ -88,7 +88,9 @@ request_sched_class bronze 1
 acl localnet src 127.0.0.0/8
 EOF
 	cat "$TMP/$1.classes" >> "$TMP/$1.conf"
-	"$SQUID" -N -d1 -f "$TMP/$1.conf" >>"$TMP/squid.out" 2>&1 &
+	# own service name: two Squids (or a killed one's leftovers) with the
+	# default name collide on /dev/shm/squid-cf__*.shm
+	"$SQUID" -n "rshelper$$" -N -d1 -f "$TMP/$1.conf" >>"$TMP/squid.out" 2>&1 &
 	SQUID_PID=$!
 	if ! wait_port "$SPORT" 30; then
 		fail "squid did not open its port"; tail -20 "$TMP/cache.log" "$TMP/squid.out"; exit 1
