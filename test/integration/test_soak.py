@@ -43,15 +43,6 @@ def run_load(sq: h.Squid, origin, first: int, count: int, deadline: float) -> Li
     next_i = [first]
     end = first + count
 
-    def burst() -> None:
-        # 30 extra requests at once: the queue passes max_queued (24) -> 503s
-        time.sleep(1.0)
-        res = h.run_parallel([lambda i=i: http_get(sq.port, origin.url(f"/chaos/burst/{i}", size=2000),
-                                                   src="127.0.0.60", timeout=20) for i in range(30)], 30)
-        with lock:
-            for r in res:
-                counts[f"burst-{r.status}"] += 1
-
     def worker(seed: int) -> None:
         rng = random.Random(seed)
         while time.monotonic() < deadline:
