@@ -142,20 +142,18 @@ def streamer_factory() -> Iterator[Callable[[int], "Streamer"]]:
         s.stop()
 
 
-class Streamer:
-    """A TCP server on 127.0.0.1 that sends `nbytes` to each connection, then closes.
-    (The CONNECT target: scripts/origin speaks HTTP, a tunnel needs raw bytes.)"""
+class LoopbackServer:
+    """A TCP listener on an ephemeral 127.0.0.1 port whose accept loop runs in a
+    thread and hands each connection to `_accepted` until `stop()`."""
 
-    def __init__(self, nbytes: int):
+    def __init__(self) -> None:
         import socket
         import threading
-        self.nbytes = nbytes
         self.sock = socket.socket()
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(16)
         self.port = self.sock.getsockname()[1]
-        self.served = 0
         self._stop = False
         self.thread = threading.Thread(target=self._loop, daemon=True)
         self.thread.start()
@@ -163,7 +161,6 @@ class Streamer:
     def _loop(self) -> None:
         import socket
         self.sock.settimeout(0.2)
-        block = b"x" * 16384
         while not self._stop:
             try:
                 c, _ = self.sock.accept()
@@ -171,29 +168,47 @@ class Streamer:
                 continue
             except OSError:
                 return
-            try:
-                c.settimeout(10)
-                left = self.nbytes
-                while left > 0:
-                    n = c.send(block[:min(left, len(block))])
-                    left -= n
-                self.served += 1
-                c.shutdown(socket.SHUT_WR)
-                c.settimeout(2)
-                try:
-                    while c.recv(4096):
-                        pass
-                except OSError:
-                    pass
-            except OSError:
-                pass
-            finally:
-                c.close()
+            self._accepted(c)
+
+    def _accepted(self, c) -> None:
+        raise NotImplementedError
 
     def stop(self) -> None:
         self._stop = True
         self.sock.close()
         self.thread.join(2)
+
+
+class Streamer(LoopbackServer):
+    """A TCP server on 127.0.0.1 that sends `nbytes` to each connection, then closes.
+    (The CONNECT target: scripts/origin speaks HTTP, a tunnel needs raw bytes.)"""
+
+    def __init__(self, nbytes: int):
+        self.nbytes = nbytes
+        self.served = 0
+        super().__init__()
+
+    def _accepted(self, c) -> None:
+        import socket
+        block = b"x" * 16384
+        try:
+            c.settimeout(10)
+            left = self.nbytes
+            while left > 0:
+                n = c.send(block[:min(left, len(block))])
+                left -= n
+            self.served += 1
+            c.shutdown(socket.SHUT_WR)
+            c.settimeout(2)
+            try:
+                while c.recv(4096):
+                    pass
+            except OSError:
+                pass
+        except OSError:
+            pass
+        finally:
+            c.close()
 
 
 @pytest.fixture
@@ -242,39 +257,22 @@ def pconn_race_server() -> Iterator["PconnRaceServer"]:
     s.stop()
 
 
-class PconnRaceServer:
+class PconnRaceServer(LoopbackServer):
     """HTTP/1.1 server on 127.0.0.1 that answers the first request on each
     connection (keep-alive) and closes the connection, unanswered, when a
     second request arrives on it: Squid's reuse of that idle persistent
     connection fails and Squid retries on a new one (a FwdState retry)."""
 
     def __init__(self) -> None:
-        import socket
         import threading
-        self.sock = socket.socket()
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
-        self.port = self.sock.getsockname()[1]
         self.requests = 0          # request heads received
         self.dropped = 0           # second requests closed unanswered
-        self._stop = False
         self.lock = threading.Lock()
-        self.thread = threading.Thread(target=self._loop, daemon=True)
-        self.thread.start()
+        super().__init__()
 
-    def _loop(self) -> None:
-        import socket
+    def _accepted(self, c) -> None:
         import threading
-        self.sock.settimeout(0.2)
-        while not self._stop:
-            try:
-                c, _ = self.sock.accept()
-            except socket.timeout:
-                continue
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(c,), daemon=True).start()
+        threading.Thread(target=self._serve, args=(c,), daemon=True).start()
 
     def _serve(self, c) -> None:
         c.settimeout(10)
@@ -301,8 +299,3 @@ class PconnRaceServer:
             return
         finally:
             c.close()
-
-    def stop(self) -> None:
-        self._stop = True
-        self.sock.close()
-        self.thread.join(2)
