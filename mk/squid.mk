@@ -24,7 +24,7 @@ CHECK_TARGETS += check-squid
 .PHONY: squid check-squid
 squid: $(STAMPS)/squid
 
-$(STAMPS)/squid-source: scripts/fetch-squid | $(STAMPS)/deps
+$(STAMPS)/squid-source: scripts/fetch-squid scripts/squid-source.sha256 | $(STAMPS)/deps
 	@mkdir -p $(STAMPS)
 	scripts/fetch-squid $(SQUID_DEB_VERSION) $(BUILD)/squid-src
 	@touch $@
