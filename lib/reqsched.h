@@ -86,6 +86,11 @@ struct rs_config {
 	unsigned sff_alpha;		/* quantum ratio priority:best-effort */
 	/* limits */
 	size_t max_queued;		/* 0 = unlimited */
+	/* the byte layer (pacer.c): weighted-fair, paced reads of responses */
+	bool pacing;			/* false: every allowance is granted at once */
+	uint64_t long_transfer;		/* pacing: a released response that has
+					 * received this many bytes leaves the
+					 * window (0 = never) */
 };
 
 /* Fill *cfg with the papers' defaults: msf, wrc-mult, U+ = 0.98, T = 5 s,
@@ -163,6 +168,64 @@ int rs_reconfigure(struct rs_sched *s, const struct rs_config *cfg,
 		   const char *const *names, const double *weights, int n,
 		   const char *default_name, rs_time_ns now);
 
+/*
+ * The whole link. By default U (every controller) and the pacer's rate see
+ * only the bytes the proxy reads itself. A caller that can read a counter of
+ * the whole downlink (an interface, the router's ifHCInOctets) switches the
+ * source to RS_LINK_COUNTER and reports every increment of that counter with
+ * rs_on_link_bytes(). The exceptive bytes of a sample are
+ * max(0, link bytes - bytes the proxy read since the previous sample): the
+ * traffic that bypasses the proxy. Switching back to RS_LINK_PROXIED (the
+ * counter went stale, wrapped or vanished) forgets the exceptive rate.
+ */
+enum rs_link_source {
+	RS_LINK_PROXIED,		/* U from the proxy's own bytes */
+	RS_LINK_COUNTER,		/* U from rs_on_link_bytes() */
+};
+int rs_set_link_source(struct rs_sched *s, enum rs_link_source src,
+		       rs_time_ns now);
+/* n bytes crossed the downlink since the previous call (the caller takes
+ * the difference of its cumulative counter and handles wrap and reset). */
+int rs_on_link_bytes(struct rs_sched *s, uint64_t n, rs_time_ns now);
+
+/*
+ * The byte layer: flows and the pacer. A flow is one stream of response
+ * bytes that the proxy reads from a server: a released request's response
+ * (bound to its rs_id), a CONNECT tunnel's server side or an upgraded
+ * connection (bound to a class and user only). Before every read the caller
+ * asks rs_flow_allowance(); after it, rs_flow_read() with what it read. With
+ * cfg.pacing the pacer grants reads at rate R = U+ * C - exceptive rate, in
+ * deficit round robin over accounts weighted like the policy (msf: one
+ * account per (class, user) of weight w; rfq and drr: one per class), so the
+ * bytes on the link follow the weights whatever the window is. A flow
+ * refused now waits; the wake callback fires (from rs_on_timer()) when it may
+ * read, and the caller then asks again. Without cfg.pacing every allowance is
+ * granted at once and flows only count bytes.
+ *
+ * rs_flow_clamp() is the receive window (TCP_WINDOW_CLAMP) the caller should
+ * keep on the flow's connection: enough for the flow's weighted share of R
+ * over the measured RTT, so that the senders' bytes in flight stay near the
+ * bandwidth-delay product and the access link's queue stays short.
+ *
+ * Bytes read through a flow bound to a request count for that request as
+ * rs_on_bytes() would (do not call both); bytes of an unbound flow count as
+ * rs_on_foreign_bytes() of its class and user.
+ */
+typedef uint64_t rs_flow;	/* flow handle; 0 is never valid */
+typedef void (*rs_wake_fn)(void *ctx, rs_flow f, void *cookie);
+void rs_set_wake(struct rs_sched *s, rs_wake_fn wake);	/* ctx of rs_new() */
+/* req != 0: bound to a released request (cls and user are ignored). */
+int rs_flow_open(struct rs_sched *s, rs_id req, int cls, uint64_t user,
+		 void *cookie, rs_time_ns now, rs_flow *f);
+int rs_flow_close(struct rs_sched *s, rs_flow f, rs_time_ns now);
+/* How many of want bytes the flow may read now: > 0, or 0 (the flow now
+ * waits; wake fires later), or a negative RS_E* code. */
+int64_t rs_flow_allowance(struct rs_sched *s, rs_flow f, uint64_t want,
+			  rs_time_ns now);
+int rs_flow_read(struct rs_sched *s, rs_flow f, uint64_t n, rs_time_ns now);
+/* rtt = 0: unknown (a nominal 100 ms is assumed). Bytes, >= 2 segments. */
+uint32_t rs_flow_clamp(const struct rs_sched *s, rs_flow f, rs_time_ns rtt);
+
 struct rs_class_stats {
 	const char *name;
 	double weight;
@@ -174,6 +237,9 @@ struct rs_class_stats {
 	uint64_t foreign_bytes;
 	uint64_t released, cancelled, ended, aborted, expired;
 	double throughput_bps;		/* over the last update interval */
+	uint32_t flows;			/* open flows */
+	double share_bps;		/* its weighted share of the pacer rate
+					 * among classes with open flows */
 };
 
 struct rs_stats {
@@ -186,6 +252,19 @@ struct rs_stats {
 	uint64_t released, cancelled, ended, aborted, expired, rejected;
 	uint64_t bytes;
 	uint32_t users;			/* (class,user) entries alive */
+	/* the link, over the last completed update interval */
+	enum rs_link_source link_source;
+	uint64_t link_bytes;		/* = proxied_bytes with RS_LINK_PROXIED */
+	uint64_t proxied_bytes;
+	uint64_t exceptive_bytes;
+	double interval_s;
+	/* the byte layer, now */
+	double pace_bps;		/* R (bits/s); with pacing off, C * U+ */
+	uint32_t flows, flows_waiting;
+	uint64_t window_bytes;		/* sum of the clamps last computed for
+					 * open flows: the senders' bytes in
+					 * flight can be at most this */
+	uint32_t long_transfers;	/* released responses out of the window */
 };
 
 void rs_stats(const struct rs_sched *s, struct rs_stats *st);
