@@ -184,8 +184,12 @@ enum rs_link_source {
 };
 int rs_set_link_source(struct rs_sched *s, enum rs_link_source src,
 		       rs_time_ns now);
-/* n bytes crossed the downlink since the previous call (the caller takes
- * the difference of its cumulative counter and handles wrap and reset). */
+/* n bytes crossed the downlink since the previous call, as interface
+ * counters count them (frames: link, IP and TCP headers included); the
+ * caller takes the difference of its cumulative counter and handles wrap and
+ * reset. link_bps and every byte the proxy reports are TCP payload, so the
+ * library converts n with RS_WIRE_PAYLOAD_RATIO (full-size segments). */
+#define RS_WIRE_PAYLOAD_RATIO (1448.0 / 1514.0)
 int rs_on_link_bytes(struct rs_sched *s, uint64_t n, rs_time_ns now);
 
 /*
