@@ -768,7 +768,7 @@ uint32_t rs_flow_clamp(const struct rs_sched *cs, rs_flow f, rs_time_ns rtt)
 	if (clamp < 2 * MSS)
 		clamp = 2 * MSS;
 	s->pc.window_bytes -= e->clamp;
-	e->clamp = (uint32_t)clamp;
+	e->clamp = (uint32_t)(clamp + 0.5);
 	s->pc.window_bytes += e->clamp;
 	return e->clamp;
 }
