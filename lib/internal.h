@@ -428,6 +428,7 @@ void rs_pacer_init(struct rs_sched *s);
 void rs_pacer_free(struct rs_sched *s);
 void rs_pacer_timer(struct rs_sched *s, rs_time_ns now);
 void rs_pacer_refill(struct rs_sched *s, rs_time_ns now);
+void rs_pacer_cap(struct rs_sched *s);
 rs_time_ns rs_pacer_deadline(const struct rs_sched *s);
 void rs_pacer_rebuild(struct rs_sched *s, const uint32_t *map);
 void rs_pacer_wmin(struct rs_sched *s);

@@ -39,6 +39,7 @@ static void set_exc_rate(struct rs_sched *s, double rate, rs_time_ns now)
 
 	rs_pacer_refill(s, now);
 	s->exc_rate = rate;
+	rs_pacer_cap(s);
 	if (s->cfg.controller == RS_WIN_RTC)
 		s->bw_avail += rs_full_rate(s) - before;
 }

@@ -323,6 +323,15 @@ static void gr_cut(struct rs_pacer *p, uint32_t f)
 
 /* ---- tokens ---- */
 
+/* The rate changed (link source, reconfigure): the bucket follows. */
+void rs_pacer_cap(struct rs_sched *s)
+{
+	double b = burst(rs_pacer_rate(s));
+
+	if (s->pc.tokens > b)
+		s->pc.tokens = b;
+}
+
 void rs_pacer_refill(struct rs_sched *s, rs_time_ns now)
 {
 	struct rs_pacer *p = &s->pc;
@@ -786,6 +795,7 @@ void rs_pacer_rebuild(struct rs_sched *s, const uint32_t *map)
 	uint32_t a, i, c, chain = RS_NIL, last = RS_NIL;
 
 	rs_pacer_wmin(s);
+	rs_pacer_cap(s);
 	/* one chain of the waiting flows, in round order, through next */
 	for (a = p->act_head; a != RS_NIL; a = p->ac[a].next) {
 		const struct rs_acct *e = &p->ac[a];

@@ -190,6 +190,10 @@ static unsigned admit(struct rs_sched *s, rs_time_ns now)
 		}
 		q = &s->req[r];
 		x = &s->rq[r];
+		/* the link counter may have lowered C * U+ since the
+		 * estimate: one request may still take all of it */
+		if (x->bw > full_bw(s))
+			x->bw = full_bw(s);
 		if (x->bw > s->bw_avail)
 			return n;
 		s->held = RS_NIL;
