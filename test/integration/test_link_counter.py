@@ -38,9 +38,11 @@ class CounterFile:
     """A cumulative byte counter in a file, rewritten atomically (tmp + rename)
     every `period` seconds while running; value grows by `rate` bytes/s."""
 
-    def __init__(self, path: Path, value: int = 1_000_000, rate: int = RATE, period: float = 0.1):
+    def __init__(self, path: Path, value: int = 1_000_000, rate: int = RATE, period: float = 0.1,
+                 wrap32: bool = False):
         self.path = path
         self.value = value
+        self.wrap32 = wrap32               # write value mod 2^32 (ifInOctets)
         self.rate = rate
         self.period = period
         self.raw: Optional[str] = None     # write this text instead of the value
@@ -51,7 +53,8 @@ class CounterFile:
 
     def write_now(self) -> None:
         with self.lock:
-            text = self.raw if self.raw is not None else f"{int(self.value)}\n"
+            v = int(self.value) % 2**32 if self.wrap32 else int(self.value)
+            text = self.raw if self.raw is not None else f"{v}\n"
         tmp = self.path.with_name(f".{self.path.name}.tmp")
         tmp.write_text(text)
         os.chmod(tmp, 0o644)
@@ -118,19 +121,20 @@ def log_count(sq: h.Squid, pattern: str) -> int:
 
 
 def intervals(sq: h.Squid, n: int) -> List[h.Report]:
-    """n pages, one per completed 1 s update interval (the page changes when
-    an interval completes)."""
+    """n pages, one per completed 1 s update interval: a page is taken when
+    the interval's numbers change, or 1.3 s after the previous one (an idle
+    link repeats the same numbers)."""
     out: List[h.Report] = []
-    last = None
-    deadline = time.monotonic() + n * 1.0 + 3
-    while len(out) < n and time.monotonic() < deadline:
-        rp = sq.report()
-        key = (rp.glob["link_bytes"], rp.glob["proxied_bytes"], rp.glob["U"])
-        if last is not None and key != last:
-            out.append(rp)
-        last = key
+    last = sq.report()
+    since = time.monotonic()
+    while len(out) < n:
         time.sleep(0.1)
-    assert len(out) == n, f"only {len(out)} of {n} intervals completed in time"
+        rp = sq.report()
+        key = lambda p: (p.glob["link_bytes"], p.glob["proxied_bytes"], p.glob["U"])  # noqa: E731
+        if key(rp) != key(last) or time.monotonic() - since >= 1.3:
+            out.append(rp)
+            since = time.monotonic()
+        last = rp
     return out
 
 
@@ -195,26 +199,23 @@ def test_reset_rebases_without_a_spike(squid_factory, counter_factory, workdir):
     assert_rate(pages[-1], RATE)
     assert pages[-1].glob["link_source"] == "counter"
     assert log_count(sq, r"wrapped") == 0
-    assert log_count(sq, r"reset \(") == 1, "the reset was logged more than once"
+    assert log_count(sq, r": reset \(") == 1, "the reset was logged more than once"
 
 
 def test_32bit_wrap_is_counted(squid_factory, counter_factory, workdir):
     """A 32-bit counter (ifInOctets) that wraps: the wrapped increment counts,
     the state stays ok, no reset."""
     path = workdir / "octets"
-    start = 2**32 - 1_500_000    # wraps after about 3.7 s at RATE
-    cf = counter_factory(path, value=start).start()
+    start = 2**32 - 1_000_000    # wraps after about 2.5 s at RATE
+    cf = counter_factory(path, value=start, wrap32=True).start()
     sq = squid_factory(sched=counter_conf(f"file {path}"))
     wait_state(sq, "ok")
-    wait_until(lambda: cf.value >= 2**32 - 200_000, 10, step=0.05, what="the counter near 2^32")
-    with cf.lock:
-        cf.value -= 2**32       # from now on the file holds the wrapped value
-    wait_until(lambda: log_count(sq, r"32-bit counter wrapped") == 1, 3, what="the wrap line")
+    wait_until(lambda: log_count(sq, r"32-bit counter wrapped") == 1, 6, what="the wrap line")
     pages = intervals(sq, 3)
     for p in pages:
         assert p.glob["link_counter_state"] == "ok" and p.glob["link_source"] == "counter", p.text
         assert_rate(p, RATE)
-    assert log_count(sq, r"reset \(") == 0, sq.cache_log()[-2000:]
+    assert log_count(sq, r": reset \(") == 0, sq.cache_log()[-2000:]
 
 
 def test_stale_file_falls_back_and_recovers(squid_factory, counter_factory, workdir):
@@ -338,8 +339,9 @@ def test_iface_lo_rx_counts_loopback_traffic(squid_factory, origin):
     """iface lo rx: bytes over the loopback interface that never touch Squid
     move link_bytes (lo is shared with other tests: at least ours count).
     A download through Squid at the same time is proxied_bytes, and
-    exceptive = link - proxied (lo counts both of its legs, so no sample
-    has less link than proxied bytes)."""
+    exceptive = link - proxied, up to one 250 ms sample's proxied bytes:
+    the library takes max(0, link - proxied) per sample, and a sample that
+    straddles the interval's edge puts its bytes on one side."""
     sq = squid_factory(sched=counter_conf("iface lo rx"))
     rp = wait_state(sq, "ok")
     assert rp.glob["link_counter"] == "iface lo rx" and rp.glob["link_source"] == "counter"
@@ -354,8 +356,9 @@ def test_iface_lo_rx_counts_loopback_traffic(squid_factory, origin):
     assert dl.join(30)[0].ok
     for p in pages:
         assert p.g("link_bytes") >= 0.8 * rate * p.g("interval_s") * RATIO, p.text
-        assert p.g("exceptive_bytes") == pytest.approx(p.g("link_bytes") - p.g("proxied_bytes"),
-                                                       rel=0.02, abs=3000), p.text
+        link, proxied, exc = p.g("link_bytes"), p.g("proxied_bytes"), p.g("exceptive_bytes")
+        edge = 0.3 * proxied + 5000     # 8 Mbit/s download: 250 kB per sample
+        assert max(0.0, link - proxied) - edge <= exc <= link, p.text
         assert p.g("U") > 1.0, f"over 2 MB/s on an 8 Mbit/s link should read U > 1:\n{p.text}"
     assert max(p.g("proxied_bytes") for p in pages) > 500_000, [p.text for p in pages]
 
