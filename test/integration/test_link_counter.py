@@ -371,7 +371,8 @@ def test_iface_missing_interface(squid_factory):
 
 
 def test_reconfigure_file_to_none_and_back(squid_factory, counter_factory, workdir):
-    """squid -k reconfigure switches the counter without a restart."""
+    """squid -k reconfigure switches the counter without a restart: file ->
+    none -> file -> iface."""
     path = workdir / "octets"
     counter_factory(path).start()
     sq = squid_factory(sched=counter_conf(f"file {path}"))
@@ -392,6 +393,13 @@ def test_reconfigure_file_to_none_and_back(squid_factory, counter_factory, workd
     wait_state(sq, "ok", 10)
     assert sq.report().glob["link_source"] == "counter"
     assert_rate(intervals(sq, 2)[-1], RATE)
+    # and to another kind of counter
+    sq.sched = counter_conf("iface lo rx")
+    sq.write_config()
+    assert sq.reconfigure().returncode == 0
+    wait_until(lambda: sq.report().glob["link_counter"] == "iface lo rx", 10, what="link_counter: iface lo rx")
+    rp = wait_state(sq, "ok", 3)
+    assert rp.glob["link_source"] == "counter", rp.text
     assert sq.alive() and sq.proc.pid == pid
 
 
