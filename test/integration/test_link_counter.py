@@ -403,6 +403,64 @@ def test_reconfigure_file_to_none_and_back(squid_factory, counter_factory, workd
     assert sq.alive() and sq.proc.pid == pid
 
 
+def test_cross_traffic_holds_the_window(squid_factory, counter_factory, origin, workdir):
+    """Why the counter exists. The file plays a gateway's counter: 700 kB/s
+    of cross traffic plus every byte Squid reads (its page's `bytes`, as
+    frames). C = 8 Mbit/s, wrc-mult, 24 users backlogged with responses
+    paced at 1 Mbit/s each. Without a counter W+ grows to about 8 and Squid
+    takes the whole link (test_window_controller_fills_the_link); with it,
+    U counts the cross traffic, W+ stays small and Squid keeps to about
+    U+ * C - 700 kB/s."""
+    from test_sched import _paced_loop
+    path = workdir / "octets"
+    cross = 700_000
+    cf = counter_factory(path, rate=cross).start()
+    sq = squid_factory(sched=sched_conf(window="wrc-mult", link=LINK,
+                                        more=f"request_sched_link_counter file {path}"))
+    wait_state(sq, "ok")
+    stop_feed = threading.Event()
+
+    def feed_proxied() -> None:      # the gateway also sees Squid's bytes
+        seen = 0.0
+        while not stop_feed.wait(0.1):
+            try:
+                b = sq.report().g("bytes")
+            except (OSError, ValueError):
+                continue
+            with cf.lock:
+                cf.value += (b - seen) / RATIO
+            seen = b
+    feeder = threading.Thread(target=feed_proxied, daemon=True)
+    feeder.start()
+    out: List[h.Result] = []
+    lock = threading.Lock()
+    t0 = time.monotonic()
+    stop = t0 + 8.0
+    users = [threading.Thread(target=lambda src=f"127.0.0.{30 + i}": _paced_loop(sq, origin, src, stop, out, lock),
+                              daemon=True) for i in range(24)]
+    for t in users:
+        t.start()
+    samples = []
+    while time.monotonic() < stop:
+        time.sleep(1.0)
+        rp = sq.report()
+        samples.append((round(time.monotonic() - t0, 1), rp.g("W_max"), rp.g("U"), rp.g("proxied_bytes"),
+                        rp.g("exceptive_bytes")))
+    for t in users:
+        t.join(40)
+    stop_feed.set()
+    feeder.join(2)
+    assert all(r.ok for r in out), [r for r in out if not r.ok][:3]
+    late = [x for x in samples if x[0] >= 4.0]
+    print(f"(t, W+, U, proxied, exceptive) {samples}")
+    assert max(w for _, w, _, _, _ in late) <= 4, f"W+ grew as if the link were Squid's alone: {samples}"
+    u = sum(x[2] for x in late) / len(late)
+    assert 0.8 <= u <= 1.2, f"U after 4 s averages {u:.2f}: {samples}"
+    proxied_rate = sum(x[3] for x in late) / len(late)
+    assert proxied_rate <= 0.5 * C_BYTES, f"Squid took {proxied_rate:.0f} B/s of {C_BYTES}: {samples}"
+    assert min(x[4] for x in late) >= 0.5 * cross, f"the cross traffic is not exceptive: {samples}"
+
+
 # --------------------------------------------------------------------------
 # The SNMP cookbook: squid-conf/snmp-link-counter.sh against Debian's snmpd
 # --------------------------------------------------------------------------
