@@ -294,6 +294,8 @@ struct rs_sched {
 
 	/* long transfers and slow start (window.c) */
 	uint64_t lt_thresh;	/* long_transfer, UINT64_MAX when off */
+	rs_time_ns fast_until;	/* rs_on_bytes fast path: next_tick, or 0
+				 * (not started, long transfers on) */
 	uint32_t nlong;		/* released requests out of the window */
 	bool ss;		/* slow start phase (wrc-mult, wrc-aimd) */
 	rs_time_ns t_active;	/* last time something was queued/released */
@@ -524,16 +526,25 @@ static inline void rs_account_bytes(struct rs_sched *s, uint32_t cls,
 	}
 }
 
+/* Response bytes of released request r, counted (calls nothing);
+ * returns the request's byte count. */
+static inline uint64_t rs_req_count(struct rs_sched *s, uint32_t r,
+				    uint64_t n, rs_time_ns now)
+{
+	struct rs_req *q = &s->req[r];
+	uint64_t b = rs_sat_add(q->bytes, n);
+
+	q->bytes = b;
+	rs_account_bytes(s, q->cls, q->user, n, now);
+	return b;
+}
+
 /* Response bytes of released request r (rs_on_bytes, rs_flow_read). A
  * request reaching long_transfer leaves the window (releases may follow). */
 static inline void rs_req_bytes(struct rs_sched *s, uint32_t r, uint64_t n,
 				rs_time_ns now)
 {
-	struct rs_req *q = &s->req[r];
-
-	q->bytes = rs_sat_add(q->bytes, n);
-	rs_account_bytes(s, q->cls, q->user, n, now);
-	if (__builtin_expect(q->bytes >= s->lt_thresh, 0))
+	if (__builtin_expect(rs_req_count(s, r, n, now) >= s->lt_thresh, 0))
 		rs_long_check(s, r, now);
 }
 

@@ -402,8 +402,9 @@ int rs_on_first_byte(struct rs_sched *s, rs_id id, int64_t content_length,
 	return 0;
 }
 
-/* rs_on_bytes() for everything but the common case: errors, and the end of
- * a measurement interval (the tick comes before the bytes are counted). */
+/* rs_on_bytes() for everything but the common case: errors, the end of a
+ * measurement interval (the tick comes before the bytes are counted), and
+ * every byte event while long transfers are on (pacing). */
 static __attribute__((noinline)) int on_bytes_slow(struct rs_sched *s,
 		rs_id id, uint64_t n, rs_time_ns now)
 {
@@ -418,9 +419,11 @@ static __attribute__((noinline)) int on_bytes_slow(struct rs_sched *s,
 }
 
 /* The common case - a live released request, inside the current
- * measurement interval - is tested in one go and calls nothing, so the
- * most frequent event needs no stack frame. (uint32_t)id - 1 wraps for a
- * low half of 0 and then fails the nreq test. */
+ * measurement interval, long transfers off - is tested in one go and calls
+ * nothing, so the most frequent event needs no stack frame. fast_until is
+ * next_tick, or 0 before the first time and while long transfers are on
+ * (window.c). (uint32_t)id - 1 wraps for a low half of 0 and then fails
+ * the nreq test. */
 int rs_on_bytes(struct rs_sched *s, rs_id id, uint64_t n, rs_time_ns now)
 {
 	uint32_t r = (uint32_t)id - 1;
@@ -428,8 +431,8 @@ int rs_on_bytes(struct rs_sched *s, rs_id id, uint64_t n, rs_time_ns now)
 	if (__builtin_expect(s && !s->in_callback && r < s->nreq &&
 			     s->req[r].state == RS_ST_RELEASED &&
 			     s->req[r].gen == (uint32_t)(id >> 32) &&
-			     s->started && now < s->next_tick, 1)) {
-		rs_req_bytes(s, r, n, now);
+			     now < s->fast_until, 1)) {
+		rs_req_count(s, r, n, now);
 		return 0;
 	}
 	return on_bytes_slow(s, id, n, now);

@@ -79,12 +79,23 @@ static bool adaptive(const struct rs_sched *s)
 				 s->cfg.controller == RS_WIN_WRC_AIMD);
 }
 
+/* rs_on_bytes() takes its fast path while now < fast_until: inside the
+ * current interval and with long transfers off (they need a check per
+ * byte event, so with pacing every byte event takes the slow path and
+ * the path without pacing pays nothing for them). */
+static void set_fast_until(struct rs_sched *s)
+{
+	s->fast_until = s->started && s->lt_thresh == UINT64_MAX ?
+			s->next_tick : 0;
+}
+
 /* Derived parameters of cfg; a new configuration restarts slow start. */
 void rs_window_params(struct rs_sched *s)
 {
 	s->lt_thresh = s->cfg.pacing && s->cfg.long_transfer ?
 		       s->cfg.long_transfer : UINT64_MAX;
 	s->ss = adaptive(s);
+	set_fast_until(s);
 }
 
 /* Slow start: one end (or long transfer) of a released request. Called
@@ -195,6 +206,7 @@ void rs_tick(struct rs_sched *s, rs_time_ns now)
 		s->t_active = now;
 		s->link_t = now;
 		s->link_mark = s->bytes;
+		set_fast_until(s);
 		return;
 	}
 	if (now < s->next_tick)
@@ -226,6 +238,7 @@ void rs_tick(struct rs_sched *s, rs_time_ns now)
 	s->limited = s->waiting > 0 && (double)s->W >= s->Wmax;
 	s->t_tick = now;
 	s->next_tick = now + s->cfg.update_interval;
+	set_fast_until(s);
 }
 
 /* wrc-aimd: the interval is F * W+ completed responses. */
