@@ -545,6 +545,9 @@ BAD_COUNTERS = {
     "file-stale-empty": "file /var/lib/octets stale=",
     "file-stale-unit": "file /var/lib/octets stale=10s",
     "file-stale-no-key": "file /var/lib/octets 10",
+    # with quoted values on, "" is an empty token
+    "iface-empty-quoted-on": ("iface \"\" rx", "configuration_includes_quoted_values on"),
+    "file-empty-quoted-on": ("file \"\"", "configuration_includes_quoted_values on"),
 }
 
 
@@ -554,10 +557,10 @@ def need_squid() -> None:
         pytest.skip(f"{h.SQUID_BIN} not built (make squid)")
 
 
-def _conf_with(counter: str) -> List[str]:
+def _conf_with(counter: str, extra: str = "") -> List[str]:
     line = f"request_sched_link_counter {counter}".rstrip()
     i = GOOD.index("request_sched_link 10 Mbit") + 1
-    return GOOD[:i] + [line] + GOOD[i:]
+    return ([extra] if extra else []) + GOOD[:i] + [line] + GOOD[i:]
 
 
 @pytest.mark.parametrize("counter", GOOD_COUNTERS, ids=lambda c: re.sub(r"[^A-Za-z0-9.=-]+", "_", c))
@@ -568,10 +571,11 @@ def test_parse_accepts_link_counter(counter: str, workdir: Path, need_squid: Non
 
 @pytest.mark.parametrize("case", sorted(BAD_COUNTERS))
 def test_parse_rejects_bad_link_counter(case: str, workdir: Path, need_squid: None) -> None:
-    conf, _ = write_conf(workdir, _conf_with("none"), "good")
+    counter, extra = BAD_COUNTERS[case] if isinstance(BAD_COUNTERS[case], tuple) else (BAD_COUNTERS[case], "")
+    conf, _ = write_conf(workdir, _conf_with("none", extra), "good")
     parse_ok(conf)
-    bad = f"request_sched_link_counter {BAD_COUNTERS[case]}".rstrip()
-    conf, lines = write_conf(workdir, _conf_with(BAD_COUNTERS[case]), "bad")
+    bad = f"request_sched_link_counter {counter}".rstrip()
+    conf, lines = write_conf(workdir, _conf_with(counter, extra), "bad")
     n = line_no(lines, bad)
     p = h.Squid.run_parse(conf)
     assert p.returncode != 0, f"squid -k parse accepted {bad!r}:\n{p.stdout[-1500:]}"
