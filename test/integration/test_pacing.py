@@ -57,8 +57,10 @@ class Reader(threading.Thread):
     """Reads one HTTP response or CONNECT tunnel as fast as it can until
     stop() (then closes).  got: bytes read so far."""
 
-    def __init__(self, proxy_port: int, src: str, url: str = "", connect_port: int = 0):
+    def __init__(self, proxy_port: int, src: str, url: str = "", connect_port: int = 0,
+                 upgrade: bool = False):
         super().__init__(daemon=True)
+        self.upgrade = upgrade
         self.proxy_port, self.src, self.url, self.connect_port = proxy_port, src, url, connect_port
         self.got = 0
         self.error = ""
@@ -71,7 +73,11 @@ class Reader(threading.Thread):
                 s.bind((self.src, 0))
                 s.settimeout(30)
                 s.connect(("127.0.0.1", self.proxy_port))
-                if self.connect_port:
+                if self.url and self.upgrade:
+                    host = self.url.split("/")[2]
+                    s.sendall(f"GET {self.url} HTTP/1.1\r\nHost: {host}\r\nConnection: Upgrade\r\n"
+                              f"Upgrade: WebSocket\r\n\r\n".encode())
+                elif self.connect_port:
                     t = f"127.0.0.1:{self.connect_port}"
                     s.sendall(f"CONNECT {t} HTTP/1.1\r\nHost: {t}\r\n\r\n".encode())
                 else:
@@ -157,9 +163,10 @@ class SmallMssOrigin:
     raises a clamp of a few segments to two 64 KB segments.  raw=True: no
     HTTP, just the bytes (a CONNECT target), with the loopback MSS."""
 
-    def __init__(self, nbytes: int, raw: bool = False, rate_bps: float = 0):
+    def __init__(self, nbytes: int, raw: bool = False, rate_bps: float = 0, upgrade: bool = False):
         self.nbytes = nbytes
         self.raw = raw
+        self.upgrade = upgrade
         self.rate_bps = rate_bps
         self.sock = socket.socket()
         if not raw:
@@ -187,7 +194,10 @@ class SmallMssOrigin:
                 if not d:
                     return
                 buf += d
-            if not self.raw:
+            if self.upgrade:
+                c.sendall(b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n"
+                          b"Upgrade: WebSocket\r\n\r\n")
+            elif not self.raw:
                 c.sendall(f"HTTP/1.1 200 OK\r\nContent-Length: {self.nbytes}\r\n"
                           "Cache-Control: no-store\r\nConnection: close\r\n\r\n".encode())
             block = b"y" * (16384 if self.rate_bps else 65536)
@@ -321,6 +331,31 @@ def test_tunnel_byte_shares_follow_weights(squid_factory):
     assert 0.8 * 0.98 * 16e6 <= total_bps <= 1.1 * 0.98 * 16e6, total_bps
     rp = sq.report()
     assert rp.c("gold", "foreign_bytes") > 0 and rp.c("bronze", "foreign_bytes") > 0, rp.text
+    balanced_and_closed(sq)
+
+
+def test_upgraded_connection_shares_follow_weights(squid_factory):
+    """101 Switching Protocols (WebSocket): after switchToTunnel() the
+    server-to-client bytes are paced like a tunnel of the client's class."""
+    st = SmallMssOrigin(400_000_000, upgrade=True)
+    sq = paced_squid(squid_factory, link="16 Mbit",
+                     more="http_upgrade_request_protocols WebSocket allow all")
+    readers = [Reader(sq.port, src, url=st.url(f"/ws/{src}/{i}"), upgrade=True)
+               for src in (GOLD_SRC, BRONZE_SRC) for i in range(2)]
+    try:
+        wait_until(lambda: sum(r.got for r in readers if r.src == BRONZE_SRC) > 100_000, 10,
+                   what="bytes on the upgraded connections")
+        d, dt = _measure_shares(sq, readers)
+    finally:
+        for r in readers:
+            r.stop()
+        st.stop()
+    ratio = d["gold"] / max(1, d["bronze"])
+    total_bps = (d["gold"] + d["bronze"]) * 8 / dt
+    print(f"upgrade shares: gold {d['gold']:.0f} B, bronze {d['bronze']:.0f} B, ratio {ratio:.2f}, "
+          f"total {total_bps/1e6:.2f} Mbit/s")
+    assert 2.2 <= ratio <= 4.0, d
+    assert 0.8 * 0.98 * 16e6 <= total_bps <= 1.1 * 0.98 * 16e6, total_bps
     balanced_and_closed(sq)
 
 
