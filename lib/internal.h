@@ -30,6 +30,7 @@ enum rs_state {
 #define RS_RF_FIRST_BYTE 0x01	/* rs_on_first_byte() seen */
 #define RS_RF_SIZE_KNOWN 0x02	/* drr compensation applied */
 #define RS_RF_HOLDS_BW 0x04	/* rtc: holds req.bw out of the link */
+#define RS_RF_LONG 0x08		/* long transfer: out of the window (W) */
 
 /* One request. Kept small: it is the per-queued-request memory cost. */
 struct rs_req {
@@ -118,6 +119,8 @@ struct rs_class {
 	double sff_dc[2];	/* sff group deficit counters */
 	/* cold: statistics and name */
 	char *name;
+	uint32_t nflows;	/* open flows of the class */
+	uint32_t naccts;	/* pacer accounts of the class */
 	uint64_t foreign_bytes;
 	uint64_t released, cancelled, ended, aborted, expired;
 	uint64_t bytes_at_tick;
@@ -167,6 +170,68 @@ struct rs_est {
 	double delay_avg;	/* global EWMA of measured Delay_resp, ns */
 	double delay_peak;	/* decaying maximum of Delay_resp, ns */
 	uint64_t default_size;
+};
+
+/* The byte layer (pacer.c). A flow slot is FREE or open: IDLE (may ask),
+ * WAITING (in its account's FIFO, want recorded) or GRANTED (woken with
+ * grant bytes already taken from the tokens, on the granted list). */
+enum rs_flow_state {
+	RS_FL_FREE = 0,
+	RS_FL_IDLE,
+	RS_FL_WAITING,
+	RS_FL_GRANTED,
+};
+
+struct rs_flow_ent {
+	void *cookie;
+	rs_id req;		/* bound request (0: unbound) */
+	uint64_t ukey;		/* user key */
+	uint64_t want;		/* WAITING: bytes asked for */
+	int64_t grant;		/* GRANTED: bytes granted by the dispatch */
+	int64_t allowed;	/* allowances returned, not yet read (tokens) */
+	int64_t allowed_drr;	/* part of allowed charged to the deficit too */
+	rs_time_ns t_grant;	/* GRANTED: when */
+	uint32_t gen;		/* generation: part of the handle */
+	uint32_t cls;		/* class (of the request when bound) */
+	uint32_t acct;		/* account */
+	uint32_t next, prev;	/* account FIFO, granted list or free list */
+	uint32_t clamp;		/* last rs_flow_clamp() result */
+	uint8_t state;
+	uint8_t grant_drr;	/* GRANTED: the grant was charged to the deficit */
+};
+
+/* A DRR account: (class, user) under msf, a class under rfq and drr. It
+ * exists while it has open flows. Invariant: an account is on the active
+ * list iff nwait > 0; an inactive account has deficit 0. */
+struct rs_acct {
+	uint64_t key;		/* user key (msf) or 0 */
+	double deficit;
+	uint32_t cls;
+	uint32_t nflows;	/* open flows (0: slot free) */
+	uint32_t nwait;		/* WAITING flows in the FIFO */
+	uint32_t head, tail;	/* FIFO of waiting flows */
+	uint32_t next, prev;	/* DRR active list, or free list */
+	uint8_t active;		/* on the active list */
+	uint8_t visiting;	/* quantum already added for this visit */
+};
+
+struct rs_pacer {
+	struct rs_flow_ent *fl;
+	uint32_t nfl, fl_cap, fl_free;
+	uint32_t open;		/* open flows */
+	uint32_t waiting;	/* WAITING flows */
+	struct rs_acct *ac;	/* capacity fl_cap: accounts <= open flows */
+	uint32_t nac, ac_free;
+	uint32_t *slot;		/* account index: acct + 1, linear probing */
+	uint32_t nslot;		/* power of two, >= 2 * fl_cap */
+	uint32_t act_head, act_tail;	/* DRR active list; head = current */
+	uint32_t gr_head, gr_tail;	/* GRANTED flows, oldest grant first */
+	double tokens;		/* bytes; <= burst; < 0 after over-reads */
+	rs_time_ns t;		/* last refill */
+	bool t_set;
+	double wsum;		/* sum of the weights of accounts */
+	uint64_t window_bytes;	/* sum of the clamps of open flows */
+	rs_wake_fn wake;
 };
 
 struct rs_sched {
@@ -226,6 +291,30 @@ struct rs_sched {
 	uint32_t held;		/* request dequeued by the policy, or RS_NIL */
 
 	struct rs_est est;
+
+	/* long transfers and slow start (window.c) */
+	uint64_t lt_thresh;	/* long_transfer, UINT64_MAX when off */
+	rs_time_ns fast_until;	/* rs_on_bytes fast path: next_tick, or 0
+				 * (not started, long transfers on) */
+	uint32_t nlong;		/* released requests out of the window */
+	bool ss;		/* slow start phase (wrc-mult, wrc-aimd) */
+	rs_time_ns t_active;	/* last time something was queued/released */
+	double aimd_exc;	/* exc_total at the aimd interval start */
+
+	/* the link source (link.c) */
+	enum rs_link_source link_src;
+	rs_time_ns link_t;	/* start of the current sample */
+	uint64_t link_mark;	/* bytes at link_t */
+	double link_total;	/* link payload bytes (counter), cumulative */
+	double exc_total;	/* exceptive bytes, cumulative */
+	double exc_rate;	/* EWMA of the exceptive rate, bytes/s */
+	double link_at_tick, exc_at_tick;
+	uint64_t st_link, st_proxied, st_exc;	/* last completed interval */
+	double st_interval;
+
+	/* the byte layer (pacer.c) */
+	struct rs_pacer pc;
+	double w_min;		/* smallest class weight */
 
 	/* global statistics */
 	uint64_t released, cancelled, ended, aborted, expired, rejected;
@@ -323,6 +412,30 @@ void rs_rtc_forget(struct rs_sched *s, uint32_t r);	/* cancel/end */
 void rs_rtc_adopt(struct rs_sched *s, uint32_t r, rs_time_ns now);
 rs_time_ns rs_rtc_deadline(const struct rs_sched *s);
 
+/* window.c: long transfers and slow start */
+void rs_long_check(struct rs_sched *s, uint32_t r, rs_time_ns now);
+void rs_slow_start_step(struct rs_sched *s);
+void rs_window_params(struct rs_sched *s);	/* after cfg changes */
+
+/* link.c */
+double rs_full_rate(const struct rs_sched *s);	/* U+ C/8 - exceptive */
+void rs_link_tick(struct rs_sched *s, rs_time_ns elapsed);
+static inline double rs_u_bytes(const struct rs_sched *s)
+{
+	return (double)s->bytes + s->exc_total;	/* proxied + exceptive */
+}
+
+/* pacer.c */
+void rs_pacer_init(struct rs_sched *s);
+void rs_pacer_free(struct rs_sched *s);
+void rs_pacer_timer(struct rs_sched *s, rs_time_ns now);
+void rs_pacer_refill(struct rs_sched *s, rs_time_ns now);
+void rs_pacer_cap(struct rs_sched *s);
+rs_time_ns rs_pacer_deadline(const struct rs_sched *s);
+void rs_pacer_rebuild(struct rs_sched *s, const uint32_t *map);
+void rs_pacer_wmin(struct rs_sched *s);
+double rs_pacer_rate(const struct rs_sched *s);
+
 /* sched.c helpers */
 int rs_class_reserve(struct rs_sched *s, uint32_t n);
 void rs_class_init(struct rs_class *k, char *name, double weight);
@@ -338,6 +451,37 @@ static inline bool rs_uses_sc(const struct rs_sched *s)
 static inline uint64_t rs_sat_add(uint64_t a, uint64_t b)
 {
 	return a + b < a ? UINT64_MAX : a + b;
+}
+
+/* Every entry point that returns an error: a scheduler, not called from
+ * inside a callback (release or wake). */
+static inline int rs_entry_err(const struct rs_sched *s)
+{
+	if (!s)
+		return RS_EINVAL;
+	if (s->in_callback)
+		return RS_EBUSY;
+	return 0;
+}
+
+static inline void rs_advance(struct rs_sched *s, rs_time_ns now)
+{
+	if (!s->started || now >= s->next_tick)
+		rs_tick(s, now);
+}
+
+/* Slot of a live request id, or RS_NIL. */
+static inline uint32_t rs_lookup(const struct rs_sched *s, rs_id id)
+{
+	uint32_t low = (uint32_t)id, r;
+
+	if (low == 0)
+		return RS_NIL;
+	r = low - 1;
+	if (r >= s->nreq || s->req[r].state == RS_ST_FREE ||
+	    s->req[r].gen != (uint32_t)(id >> 32))
+		return RS_NIL;
+	return r;
 }
 
 /* msf/rfq: bytes of class c (byte events: O(1), no allocation). */
@@ -358,6 +502,58 @@ static inline void rs_sc_add_bytes(struct rs_sched *s, uint32_t c, uint64_t n)
 		k->dirty = 1;
 		s->dirty[s->ndirty++] = c;
 	}
+}
+
+/* Bytes of class cls (user: entry index or RS_NIL): class and global
+ * counters, service counter, sff recent service. */
+static inline void rs_account_bytes(struct rs_sched *s, uint32_t cls,
+				    uint32_t user, uint64_t n, rs_time_ns now)
+{
+	struct rs_class *k = &s->cls[cls];
+
+	k->bytes = rs_sat_add(k->bytes, n);
+	s->bytes = rs_sat_add(s->bytes, n);
+	rs_sc_add_bytes(s, cls, n);
+	if (user != RS_NIL && s->cfg.sff) {
+		struct rs_user *u = &s->users.ent[user];
+
+		if (now > u->last_seen &&
+		    now - u->last_seen > s->cfg.sff_flow_timeout)
+			u->recent = 0;
+		u->recent = rs_sat_add(u->recent, n);
+		if (now > u->last_seen)
+			u->last_seen = now;
+	}
+}
+
+/* Response bytes of released request r, counted (calls nothing);
+ * returns the request's byte count. */
+static inline uint64_t rs_req_count(struct rs_sched *s, uint32_t r,
+				    uint64_t n, rs_time_ns now)
+{
+	struct rs_req *q = &s->req[r];
+	uint64_t b = rs_sat_add(q->bytes, n);
+
+	q->bytes = b;
+	rs_account_bytes(s, q->cls, q->user, n, now);
+	return b;
+}
+
+/* Response bytes of released request r (rs_on_bytes, rs_flow_read). A
+ * request reaching long_transfer leaves the window (releases may follow). */
+static inline void rs_req_bytes(struct rs_sched *s, uint32_t r, uint64_t n,
+				rs_time_ns now)
+{
+	if (__builtin_expect(rs_req_count(s, r, n, now) >= s->lt_thresh, 0))
+		rs_long_check(s, r, now);
+}
+
+/* Foreign bytes of (cls, user key). */
+static inline void rs_foreign_bytes(struct rs_sched *s, uint32_t cls,
+				    uint64_t user, uint64_t n, rs_time_ns now)
+{
+	s->cls[cls].foreign_bytes = rs_sat_add(s->cls[cls].foreign_bytes, n);
+	rs_account_bytes(s, cls, rs_users_find(&s->users, cls, user), n, now);
 }
 
 #endif /* REQSCHED_INTERNAL_H */

@@ -14,6 +14,11 @@
  * holds its estimated rate until its estimated finishing time (remaining
  * estimated bytes / rate from now).
  *
+ * Flows stay open: a flow of a removed class moves to the default class,
+ * the pacer's accounts are rebuilt for the new policy (pacer.c). Long
+ * transfers stay out of the window until they end, even if pacing is
+ * turned off. Slow start begins again (wrc-mult, wrc-aimd).
+ *
  * All memory is allocated before anything changes, so an error return
  * leaves the scheduler exactly as it was.
  */
@@ -247,7 +252,7 @@ static void rebuild_queues(struct rs_sched *s, bool old_sff, rs_time_ns now)
 	s->h_ft.n = s->h_rel.n = 0;
 	s->bw_holders = 0;
 	s->bw_time = now;
-	s->bw_avail = (double)s->cfg.link_bps / 8.0 * s->cfg.target_util;
+	s->bw_avail = rs_full_rate(s);
 	for (r = s->ghead; r != RS_NIL; r = s->req[r].gnext) {
 		struct rs_req *q = &s->req[r];
 
@@ -293,6 +298,7 @@ int rs_reconfigure(struct rs_sched *s, const struct rs_config *cfg,
 		return err;
 	}
 	rs_tick(s, now);
+	rs_pacer_refill(s, now);	/* tokens up to now at the old rate */
 	rs_sc_flush(s);
 	/* give back what the old policy charged for taken, unreleased ones */
 	for (r = s->ghead; r != RS_NIL; r = s->req[r].gnext)
@@ -303,13 +309,14 @@ int rs_reconfigure(struct rs_sched *s, const struct rs_config *cfg,
 	build_classes(s, &p, weights, n);
 	build_users(s, &p, cfg->sff);
 	swap_in(s, &p, n);
-	plan_free(&p, n);
 	s->cfg = *cfg;
 	s->est.default_size = cfg->default_size;
 	s->waiting = 0;
 	for (r = s->ghead; r != RS_NIL; r = s->req[r].gnext)
 		s->waiting++;
 	rebuild_queues(s, old.sff, now);
+	rs_pacer_rebuild(s, p.map);
+	plan_free(&p, n);
 	if (cfg->controller != old.controller || cfg->controller == RS_WIN_FIXED) {
 		double old_wmax = s->Wmax;
 
@@ -317,11 +324,14 @@ int rs_reconfigure(struct rs_sched *s, const struct rs_config *cfg,
 		rs_window_carry_over(s, old_wmax);
 		s->aimd_ends = 0;
 		s->aimd_bytes = s->bytes;
+		s->aimd_exc = s->exc_total;
 		s->aimd_t0 = now;
 	} else if (cfg->max_window >= 1 && s->Wmax > cfg->max_window) {
 		s->Wmax = cfg->max_window;
 	}
+	rs_window_params(s);	/* long_transfer; slow start again */
 	rs_users_expire(s, now);
 	rs_try_release(s, now);
+	rs_pacer_timer(s, now);	/* pacing turned off: wake every waiter */
 	return 0;
 }

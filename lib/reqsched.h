@@ -144,6 +144,12 @@ int rs_cancel(struct rs_sched *s, rs_id id, rs_time_ns now);	/* queued only */
  * expired one RS_ESTALE. rs_on_end() counts in ended (and aborted). */
 int rs_on_first_byte(struct rs_sched *s, rs_id id, int64_t content_length,
 		     rs_time_ns now);
+/* With cfg.pacing and cfg.long_transfer > 0, the byte event that brings a
+ * response to long_transfer bytes takes it out of the window (it stays
+ * RELEASED; rs_on_end() is still due) and the release callback may fire
+ * inside rs_on_bytes() (and rs_flow_read()) for the requests that take its
+ * place. A reconfigure that turns pacing off leaves long transfers out of
+ * the window until they end. */
 int rs_on_bytes(struct rs_sched *s, rs_id id, uint64_t n, rs_time_ns now);
 int rs_on_end(struct rs_sched *s, rs_id id, bool aborted, rs_time_ns now);
 /* Bytes of a class not caused by a scheduled request (CONNECT tunnels). */
@@ -226,8 +232,15 @@ int rs_flow_close(struct rs_sched *s, rs_flow f, rs_time_ns now);
  * waits; wake fires later), or a negative RS_E* code. */
 int64_t rs_flow_allowance(struct rs_sched *s, rs_flow f, uint64_t want,
 			  rs_time_ns now);
+/* Inside rs_flow_read() (and rs_flow_close(), rs_on_timer(),
+ * rs_reconfigure()) the wake callback may fire for other flows, and the
+ * release callback as for rs_on_bytes(). A wake callback must not re-enter
+ * the instance (RS_EBUSY). A grant not asked for within 1 s is reclaimed;
+ * reading without asking takes a pending grant first; bytes beyond the
+ * allowance are counted and taken from the pacer's tokens. */
 int rs_flow_read(struct rs_sched *s, rs_flow f, uint64_t n, rs_time_ns now);
-/* rtt = 0: unknown (a nominal 100 ms is assumed). Bytes, >= 2 segments. */
+/* rtt = 0: unknown (a nominal 100 ms is assumed). Bytes, >= 2 segments;
+ * 0 for a stale flow handle. */
 uint32_t rs_flow_clamp(const struct rs_sched *s, rs_flow f, rs_time_ns rtt);
 
 struct rs_class_stats {

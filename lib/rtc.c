@@ -62,9 +62,10 @@ static void rel_setpos(struct rs_sched *s, uint32_t r, uint32_t pos)
 static const struct rs_heap_ops rs_ft_ops = { ft_less, ft_setpos };
 static const struct rs_heap_ops rs_rel_ops = { rel_less, rel_setpos };
 
+/* C * U+, less the exceptive rate of the link counter (link.c). */
 static double full_bw(const struct rs_sched *s)
 {
-	return (double)s->cfg.link_bps / 8.0 * s->cfg.target_util;
+	return rs_full_rate(s);
 }
 
 /* The rtc array follows the request slab (cap = req_cap). */
@@ -189,6 +190,10 @@ static unsigned admit(struct rs_sched *s, rs_time_ns now)
 		}
 		q = &s->req[r];
 		x = &s->rq[r];
+		/* the link counter may have lowered C * U+ since the
+		 * estimate: one request may still take all of it */
+		if (x->bw > full_bw(s))
+			x->bw = full_bw(s);
 		if (x->bw > s->bw_avail)
 			return n;
 		s->held = RS_NIL;

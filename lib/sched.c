@@ -13,20 +13,9 @@
 
 #include "internal.h"
 
-/* Every entry point that returns an error: a scheduler, not called from
- * inside the release callback. */
-static inline int entry_err(const struct rs_sched *s)
-{
-	if (!s)
-		return RS_EINVAL;
-	if (s->in_callback)
-		return RS_EBUSY;
-	return 0;
-}
-
 #define CHECK_ENTRY(s)                                                  \
 	do {                                                            \
-		int entry_err_ = entry_err(s);                          \
+		int entry_err_ = rs_entry_err(s);                          \
 									\
 		if (entry_err_)                                         \
 			return entry_err_;                              \
@@ -53,6 +42,8 @@ void rs_config_default(struct rs_config *cfg)
 	cfg->sff_flow_timeout = 10 * RS_NSEC_PER_SEC;
 	cfg->sff_alpha = 2;
 	cfg->max_queued = 0;
+	cfg->pacing = false;
+	cfg->long_transfer = 65536;
 }
 
 int rs_config_check(const struct rs_config *cfg)
@@ -78,6 +69,9 @@ int rs_config_check(const struct rs_config *cfg)
 		return RS_EINVAL;
 	if (cfg->sff_alpha < 1)
 		return RS_EINVAL;
+	/* a response shorter than one full segment is never "long" */
+	if (cfg->long_transfer != 0 && cfg->long_transfer < 1448)
+		return RS_EINVAL;
 	return 0;
 }
 
@@ -102,7 +96,9 @@ struct rs_sched *rs_new(const struct rs_config *cfg, rs_release_fn release,
 		return NULL;
 	}
 	rs_window_init(s);
+	rs_window_params(s);
 	rs_rtc_init(s);
+	rs_pacer_init(s);
 	return s;
 }
 
@@ -124,6 +120,7 @@ void rs_free(struct rs_sched *s)
 	rs_heap_free(&s->h_ft);
 	rs_heap_free(&s->h_rel);
 	rs_est_free(&s->est);
+	rs_pacer_free(s);
 	free(s);
 }
 
@@ -188,6 +185,8 @@ int rs_class_add(struct rs_sched *s, const char *name, double weight)
 		return RS_ENOMEM;
 	rs_class_init(&s->cls[s->ncls], copy, weight);
 	s->cls[s->ncls].sc_epoch = s->sc_epoch - 1;	/* idle */
+	if (s->ncls == 0 || weight < s->w_min)
+		s->w_min = weight;
 	return (int)s->ncls++;
 }
 
@@ -264,27 +263,7 @@ static rs_id make_id(const struct rs_sched *s, uint32_t r)
 	return ((uint64_t)s->req[r].gen << 32) | (uint64_t)(r + 1);
 }
 
-/* Slot of a live request id, or RS_NIL. */
-static inline uint32_t lookup(const struct rs_sched *s, rs_id id)
-{
-	uint32_t low = (uint32_t)id, r;
-
-	if (low == 0)
-		return RS_NIL;
-	r = low - 1;
-	if (r >= s->nreq || s->req[r].state == RS_ST_FREE ||
-	    s->req[r].gen != (uint32_t)(id >> 32))
-		return RS_NIL;
-	return r;
-}
-
 /* ---- events ---- */
-
-static inline void advance(struct rs_sched *s, rs_time_ns now)
-{
-	if (!s->started || now >= s->next_tick)
-		rs_tick(s, now);
-}
 
 int rs_enqueue(struct rs_sched *s, int cls, uint64_t user,
 	       const struct rs_req_info *info, void *cookie, rs_time_ns now,
@@ -310,7 +289,7 @@ int rs_enqueue(struct rs_sched *s, int cls, uint64_t user,
 	     rs_heap_reserve(&s->h_ft, s->nreq + 1) ||
 	     rs_heap_reserve(&s->h_rel, s->nreq + 1)))
 		return RS_ENOMEM;
-	advance(s, now);
+	rs_advance(s, now);
 	if (s->users.idle_head != RS_NIL)	/* else nothing to expire */
 		rs_users_expire(s, now);
 	r = req_alloc(s);
@@ -360,6 +339,7 @@ static void drop_waiting(struct rs_sched *s, uint32_t r, rs_time_ns now)
 	}
 	rs_fifo_unlink(s, r);
 	s->waiting--;
+	s->t_active = now;
 	rs_users_put(s, q->user, now);
 	req_release_slot(s, r);
 }
@@ -369,12 +349,12 @@ int rs_cancel(struct rs_sched *s, rs_id id, rs_time_ns now)
 	uint32_t r;
 
 	CHECK_ENTRY(s);
-	r = lookup(s, id);
+	r = rs_lookup(s, id);
 	if (r == RS_NIL)
 		return RS_ESTALE;
 	if (s->req[r].state == RS_ST_RELEASED)
 		return RS_ESTATE;
-	advance(s, now);
+	rs_advance(s, now);
 	s->cls[s->req[r].cls].cancelled++;
 	s->cancelled++;
 	drop_waiting(s, r, now);
@@ -387,11 +367,11 @@ int rs_cancel(struct rs_sched *s, rs_id id, rs_time_ns now)
 static inline int released_entry(const struct rs_sched *s, rs_id id,
 				 uint32_t *r)
 {
-	int err = entry_err(s);
+	int err = rs_entry_err(s);
 
 	if (err)
 		return err;
-	*r = lookup(s, id);
+	*r = rs_lookup(s, id);
 	if (*r == RS_NIL)
 		return RS_ESTALE;
 	if (s->req[*r].state != RS_ST_RELEASED)
@@ -411,7 +391,7 @@ int rs_on_first_byte(struct rs_sched *s, rs_id id, int64_t content_length,
 	q = &s->req[r];
 	if (q->flags & RS_RF_FIRST_BYTE)
 		return RS_ESTATE;
-	advance(s, now);
+	rs_advance(s, now);
 	q->flags |= RS_RF_FIRST_BYTE;
 	q->t_first = now;
 	if (content_length >= 0)
@@ -422,37 +402,9 @@ int rs_on_first_byte(struct rs_sched *s, rs_id id, int64_t content_length,
 	return 0;
 }
 
-static inline void account_bytes(struct rs_sched *s, uint32_t cls,
-				 uint32_t user, uint64_t n, rs_time_ns now)
-{
-	struct rs_class *k = &s->cls[cls];
-
-	k->bytes = rs_sat_add(k->bytes, n);
-	s->bytes = rs_sat_add(s->bytes, n);
-	rs_sc_add_bytes(s, cls, n);
-	if (user != RS_NIL && s->cfg.sff) {
-		struct rs_user *u = &s->users.ent[user];
-
-		if (now > u->last_seen &&
-		    now - u->last_seen > s->cfg.sff_flow_timeout)
-			u->recent = 0;
-		u->recent = rs_sat_add(u->recent, n);
-		if (now > u->last_seen)
-			u->last_seen = now;
-	}
-}
-
-static inline void req_bytes(struct rs_sched *s, uint32_t r, uint64_t n,
-			     rs_time_ns now)
-{
-	struct rs_req *q = &s->req[r];
-
-	q->bytes = rs_sat_add(q->bytes, n);
-	account_bytes(s, q->cls, q->user, n, now);
-}
-
-/* rs_on_bytes() for everything but the common case: errors, and the end of
- * a measurement interval (the tick comes before the bytes are counted). */
+/* rs_on_bytes() for everything but the common case: errors, the end of a
+ * measurement interval (the tick comes before the bytes are counted), and
+ * every byte event while long transfers are on (pacing). */
 static __attribute__((noinline)) int on_bytes_slow(struct rs_sched *s,
 		rs_id id, uint64_t n, rs_time_ns now)
 {
@@ -461,15 +413,17 @@ static __attribute__((noinline)) int on_bytes_slow(struct rs_sched *s,
 
 	if ((err = released_entry(s, id, &r)))
 		return err;
-	advance(s, now);
-	req_bytes(s, r, n, now);
+	rs_advance(s, now);
+	rs_req_bytes(s, r, n, now);
 	return 0;
 }
 
 /* The common case - a live released request, inside the current
- * measurement interval - is tested in one go and calls nothing, so the
- * most frequent event needs no stack frame. (uint32_t)id - 1 wraps for a
- * low half of 0 and then fails the nreq test. */
+ * measurement interval, long transfers off - is tested in one go and calls
+ * nothing, so the most frequent event needs no stack frame. fast_until is
+ * next_tick, or 0 before the first time and while long transfers are on
+ * (window.c). (uint32_t)id - 1 wraps for a low half of 0 and then fails
+ * the nreq test. */
 int rs_on_bytes(struct rs_sched *s, rs_id id, uint64_t n, rs_time_ns now)
 {
 	uint32_t r = (uint32_t)id - 1;
@@ -477,8 +431,8 @@ int rs_on_bytes(struct rs_sched *s, rs_id id, uint64_t n, rs_time_ns now)
 	if (__builtin_expect(s && !s->in_callback && r < s->nreq &&
 			     s->req[r].state == RS_ST_RELEASED &&
 			     s->req[r].gen == (uint32_t)(id >> 32) &&
-			     s->started && now < s->next_tick, 1)) {
-		req_bytes(s, r, n, now);
+			     now < s->fast_until, 1)) {
+		rs_req_count(s, r, n, now);
 		return 0;
 	}
 	return on_bytes_slow(s, id, n, now);
@@ -494,7 +448,7 @@ int rs_on_end(struct rs_sched *s, rs_id id, bool aborted, rs_time_ns now)
 
 	if ((err = released_entry(s, id, &r)))
 		return err;
-	advance(s, now);
+	rs_advance(s, now);
 	q = &s->req[r];
 	k = &s->cls[q->cls];
 	rs_drr_compensate(s, r, q->bytes);
@@ -509,7 +463,14 @@ int rs_on_end(struct rs_sched *s, rs_id id, bool aborted, rs_time_ns now)
 		rs_est_learn(&s->est, q, true, rate, delay);
 	if (s->cfg.controller == RS_WIN_RTC)
 		rs_rtc_forget(s, r);
-	s->W--;
+	if (q->flags & RS_RF_LONG) {
+		s->nlong--;	/* already out of the window */
+	} else {
+		if (s->ss)
+			rs_slow_start_step(s);
+		s->W--;
+	}
+	s->t_active = now;
 	k->outstanding--;
 	k->ended++;
 	s->ended++;
@@ -530,10 +491,8 @@ int rs_on_foreign_bytes(struct rs_sched *s, int cls, uint64_t user,
 	CHECK_ENTRY(s);
 	if (cls < 0 || (uint32_t)cls >= s->ncls)
 		return RS_ENOCLASS;
-	advance(s, now);
-	s->cls[cls].foreign_bytes = rs_sat_add(s->cls[cls].foreign_bytes, n);
-	account_bytes(s, (uint32_t)cls,
-		      rs_users_find(&s->users, (uint32_t)cls, user), n, now);
+	rs_advance(s, now);
+	rs_foreign_bytes(s, (uint32_t)cls, user, n, now);
 	return 0;
 }
 
@@ -546,6 +505,9 @@ rs_time_ns rs_next_deadline(const struct rs_sched *s)
 	if (s->started)
 		t = s->next_tick;
 	rtc = rs_rtc_deadline(s);
+	if (rtc < t)
+		t = rtc;
+	rtc = rs_pacer_deadline(s);
 	return rtc < t ? rtc : t;
 }
 
@@ -553,9 +515,10 @@ void rs_on_timer(struct rs_sched *s, rs_time_ns now)
 {
 	if (!s || s->in_callback)
 		return;
-	advance(s, now);
+	rs_advance(s, now);
 	rs_users_expire(s, now);
 	rs_try_release(s, now);
+	rs_pacer_timer(s, now);
 }
 
 size_t rs_expire(struct rs_sched *s, rs_time_ns now, rs_time_ns max_wait,
@@ -565,7 +528,7 @@ size_t rs_expire(struct rs_sched *s, rs_time_ns now, rs_time_ns max_wait,
 
 	if (!s || s->in_callback)
 		return 0;
-	advance(s, now);
+	rs_advance(s, now);
 	while (done < n && s->ghead != RS_NIL) {
 		uint32_t r = s->ghead;
 		struct rs_req *q = &s->req[r];
@@ -612,6 +575,17 @@ void rs_stats(const struct rs_sched *s, struct rs_stats *st)
 	st->rejected = s->rejected;
 	st->bytes = s->bytes;
 	st->users = s->users.alive;
+	st->link_source = s->link_src;
+	st->link_bytes = s->st_link;
+	st->proxied_bytes = s->st_proxied;
+	st->exceptive_bytes = s->st_exc;
+	st->interval_s = s->st_interval;
+	st->pace_bps = s->cfg.pacing ? rs_pacer_rate(s) * 8 :
+		       (double)s->cfg.link_bps * s->cfg.target_util;
+	st->flows = s->pc.open;
+	st->flows_waiting = s->pc.waiting;
+	st->window_bytes = s->pc.window_bytes;
+	st->long_transfers = s->nlong;
 }
 
 int rs_class_stats(const struct rs_sched *s, int cls,
@@ -639,5 +613,12 @@ int rs_class_stats(const struct rs_sched *s, int cls,
 	st->aborted = k->aborted;
 	st->expired = k->expired;
 	st->throughput_bps = k->throughput_bps;
+	st->flows = k->nflows;
+	if (k->naccts && s->pc.wsum > 0) {
+		double pace = s->cfg.pacing ? rs_pacer_rate(s) * 8 :
+			      (double)s->cfg.link_bps * s->cfg.target_util;
+
+		st->share_bps = pace * k->weight * k->naccts / s->pc.wsum;
+	}
 	return 0;
 }

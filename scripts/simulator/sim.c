@@ -100,6 +100,7 @@ struct sim {
 	uint32_t cls_out[SPEC_MAX_CLASSES], cls_queued[SPEC_MAX_CLASSES];
 	uint64_t n_cancelled, n_expired, n_aborted;
 	double cbr_seen, cbr_unreported;
+	double link_unreported;	/* link counter: payload bytes not reported */
 	double bin_class[SPEC_MAX_CLASSES];
 	double bin_link0, bin_cbr0;
 	struct sim_bin *bins;
@@ -266,12 +267,34 @@ static void account(struct sim *s, struct sim_req *r, uint64_t n)
 	struct sim_user *u = &s->users[r->user];
 
 	r->reported += n;
+	s->link_unreported += (double)n;
 	u->bytes += n;
 	s->bin_class[u->cls] += (double)n;
 }
 
+/* The link counter (spec cbr_accounting counter): every byte that crossed
+ * the link since the last report - responses and cross traffic - as
+ * interface counters count them, in full-size frames (payload / the
+ * library's RS_WIRE_PAYLOAD_RATIO); the fraction of a frame waits. Called
+ * right after the proxied bytes of the same instant are reported, so the
+ * library's exceptive bytes are the cross traffic. */
+static void report_link(struct sim *s)
+{
+	double frames;
+
+	if (!s->rs || !s->sp->link_counter)
+		return;
+	frames = floor(s->link_unreported / RS_WIRE_PAYLOAD_RATIO);
+	if (frames < 1)
+		return;
+	lib_check(s, rs_on_link_bytes(s->rs, (uint64_t)frames, now_ns(s)),
+		  "rs_on_link_bytes");
+	s->link_unreported -= frames * RS_WIRE_PAYLOAD_RATIO;
+}
+
 /* Report bytes delivered since the last report of every flow, and the
- * cross traffic as foreign bytes of the hidden class. */
+ * cross traffic as foreign bytes of the hidden class (or on the link
+ * counter). */
 static void flush_bytes(struct sim *s)
 {
 	for (size_t i = 0; i < s->link.n; i++) {
@@ -290,6 +313,7 @@ static void flush_bytes(struct sim *s)
 		account(s, r, have - r->reported);
 	}
 	s->cbr_unreported += s->link.cbr_bytes - s->cbr_seen;
+	s->link_unreported += s->link.cbr_bytes - s->cbr_seen;
 	s->cbr_seen = s->link.cbr_bytes;
 	if (s->cbr_unreported >= 1) {
 		uint64_t n = (uint64_t)floor(s->cbr_unreported);
@@ -300,6 +324,7 @@ static void flush_bytes(struct sim *s)
 				  "rs_on_foreign_bytes");
 		s->cbr_unreported -= (double)n;
 	}
+	report_link(s);
 }
 
 static void user_next(struct sim *s, uint32_t ui)
@@ -337,6 +362,7 @@ static void complete_flows(struct sim *s)
 				  "rs_on_end");
 		}
 		account(s, r, rest);
+		report_link(s);
 		s->n_aborted += aborted;
 		r->state = REQ_DONE;
 		r->t_end = s->now;
@@ -680,6 +706,14 @@ static int make_sched(struct sim *s)
 		if (rc != i) {
 			fprintf(s->err, "rs-sim: rs_class_add(%s): %d\n",
 				sp->classes[i].name, rc);
+			return -1;
+		}
+	}
+	if (sp->link_counter) {
+		rc = rs_set_link_source(s->rs, RS_LINK_COUNTER, 0);
+		if (rc < 0) {
+			fprintf(s->err, "rs-sim: rs_set_link_source: %s\n",
+				rs_strerror(rc));
 			return -1;
 		}
 	}

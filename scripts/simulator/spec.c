@@ -8,7 +8,9 @@
  *   sff 0|1                    target_util 0..1        update_interval S
  *   K X                        max_window X            compensation 0|1
  *   cbr BPS PERIOD             (off for the first PERIOD, then on/off)
- *   cbr_accounting foreign|none
+ *   cbr_accounting foreign|none|counter  (counter: the library reads the
+ *                              whole link, cross traffic included, through
+ *                              rs_on_link_bytes() with RS_LINK_COUNTER)
  *   sample S                   report_granularity S    requests 0|1
  *   queue_timeout S            abort_fraction P        patience P MEAN
  *   class NAME WEIGHT
@@ -175,8 +177,11 @@ static const char *parse_line(struct spec *sp, char **tok, int n)
 		sp->cbr_bps = v;
 		sp->cbr_period = v2;
 	} else if (!strcmp(k, "cbr_accounting") && n == 2 &&
-		   (!strcmp(tok[1], "foreign") || !strcmp(tok[1], "none")))
+		   (!strcmp(tok[1], "foreign") || !strcmp(tok[1], "none") ||
+		    !strcmp(tok[1], "counter"))) {
 		sp->cbr_foreign = tok[1][0] == 'f';
+		sp->link_counter = tok[1][0] == 'c';
+	}
 	else if (!strcmp(k, "sample") && n == 2 && v > 0)
 		sp->sample = v;
 	else if (!strcmp(k, "report_granularity") && n == 2 && v > 0)

@@ -80,6 +80,8 @@ struct spec {
 	int compensation;		/* -1 = library default */
 	double cbr_bps, cbr_period;	/* off first, then on/off */
 	bool cbr_foreign;		/* report cross traffic as foreign bytes */
+	bool link_counter;		/* feed rs_on_link_bytes() with every
+					 * byte on the link (RS_LINK_COUNTER) */
 	double sample;			/* timeline bin, seconds */
 	double report_gran;		/* rs_on_bytes period, seconds */
 	bool emit_requests;

@@ -117,5 +117,8 @@ Suite *suite_misuse(void);
 Suite *suite_drr(void);
 Suite *suite_rtc(void);
 Suite *suite_reconfig(void);
+Suite *suite_pacer(void);
+Suite *suite_link(void);
+Suite *suite_admission(void);
 
 #endif

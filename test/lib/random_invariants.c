@@ -23,6 +23,26 @@
  * (class,user) entries are back to zero and released == ended,
  * enqueued == released + cancelled + expired.
  *
+ * The byte layer (flows, pacer, link source, long transfers) is in the mix
+ * too: flows opened bound to requests or to classes, allowances, reads,
+ * closes, link counter samples and source switches, stale flow handles.
+ * Checked as well:
+ *   - W counts the released requests that are not long transfers (the
+ *     model marks a request long when its bytes reach long_transfer with
+ *     pacing on); long_transfers counts the others;
+ *   - bytes are conserved: global and per class bytes = rs_on_bytes +
+ *     flow reads + foreign bytes (per class name, across reconfigures);
+ *   - white box (internal.h): tokens <= B; every WAITING flow is in exactly
+ *     one FIFO, its account's; every account on the active list but the
+ *     head has waiting flows; an account off the list has deficit 0; the
+ *     granted list is in grant order and every grant is > 0; open flows,
+ *     per class flows and window_bytes match the model;
+ *   - an allowance follows the state: a fresh grant is > 0, a waiting flow
+ *     gets 0, pacing off grants everything, a flow asking while others wait
+ *     waits; wake fires only for waiting flows and cannot re-enter;
+ *   - liveness: every waiting flow is woken when timers fire, and after
+ *     every flow is closed no account, grant or clamp is left.
+ *
  * Usage: random_invariants [SEQUENCES [SEED]]   (default 1000000, 1)
  */
 #include <inttypes.h>
@@ -31,7 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reqsched.h"
+#include "internal.h"	/* white-box checks of the pacer */
 
 #define MAXREQ 1024	/* long sequences; short ones stop at 48 */
 #define MAXCLS 40	/* long sequences; short ones use up to 6 */
@@ -47,6 +67,21 @@ struct sreq {
 	int name;		/* index into pool: the class by name */
 	uint64_t user;
 	int first;
+	uint64_t bytes;
+	int lng;		/* long transfer: out of the window */
+};
+
+#define MAXFLOW 64
+enum { F_IDLE = 1, F_WAIT, F_GRANT, F_CLOSED };
+
+struct sflow {
+	rs_flow h;
+	int state;
+	int req;		/* index into req, or -1 */
+	int name;		/* class by name */
+	uint64_t user;
+	rs_time_ns t_grant;
+	uint32_t clamp;
 };
 
 struct world {
@@ -60,6 +95,12 @@ struct world {
 	rs_time_ns now;
 	uint64_t rng;
 	uint64_t enqueued, released, ended, cancelled, expired;
+	struct sflow fl[MAXFLOW];
+	int nfl;
+	uint64_t bytes;			/* every byte counted */
+	uint64_t cbytes[NAMES];		/* per class name */
+	enum rs_link_source src;
+	int wake_probe;			/* try to re-enter from the next wake */
 	unsigned long seq;
 	const char *step;
 };
@@ -88,6 +129,12 @@ static uint64_t below(struct world *w, uint64_t n)
 	} while (0)
 
 static int class_of(const struct world *w, int name);
+static void check_pacer(struct world *w);
+
+static rs_flow make_handle(const struct rs_pacer *p, uint32_t f)
+{
+	return ((uint64_t)p->fl[f].gen << 32) | (uint64_t)(f + 1);
+}
 
 /* msf/rfq: the released request's class had the minimum SC among the
  * classes that still have queued requests; on a tie the largest w*UC. */
@@ -179,12 +226,126 @@ static int class_of(const struct world *w, int name)
 	return -1;
 }
 
+/* Bytes of request r (rs_on_bytes or a bound flow's read). */
+static void model_req_bytes(struct world *w, struct sreq *r, uint64_t n)
+{
+	r->bytes += n;
+	w->bytes += n;
+	w->cbytes[r->name] += n;
+	if (w->cfg.pacing && w->cfg.long_transfer &&
+	    r->bytes >= w->cfg.long_transfer && r->state == S_RELEASED)
+		r->lng = 1;
+}
+
+static void model_foreign(struct world *w, int name, uint64_t n)
+{
+	w->bytes += n;
+	w->cbytes[name] += n;
+}
+
+static struct sflow *flow_of(struct world *w, rs_flow h)
+{
+	int i;
+
+	for (i = 0; i < w->nfl; i++)
+		if (w->fl[i].h == h && w->fl[i].state != F_CLOSED)
+			return &w->fl[i];
+	return NULL;
+}
+
+/* The pacer's internal structure (see the invariants of pacer.c). */
+static void check_pacer(struct world *w)
+{
+	const struct rs_sched *s = w->s;
+	const struct rs_pacer *p = &s->pc;
+	static uint8_t seen[4 * MAXFLOW];
+	uint32_t a, f, waiting = 0, nacc = 0, flows = 0;
+	unsigned open = 0, mwait = 0, cf[MAXCLS] = { 0 };
+	uint64_t clamps = 0;
+	rs_time_ns last = 0;
+	int i, c;
+
+	if (p->tokens > fmax(2 * 1448.0, rs_full_rate(s) * 0.005) + 1e-6)
+		FAIL(w, "tokens %.3f above the bucket", p->tokens);
+	if (p->nfl > sizeof(seen))
+		FAIL(w, "flow slots %u", p->nfl);
+	memset(seen, 0, sizeof(seen));
+	for (a = p->act_head; a != RS_NIL; a = p->ac[a].next, nacc++) {
+		const struct rs_acct *e = &p->ac[a];
+		uint32_t n = 0;
+
+		if (!e->active || !e->nflows)
+			FAIL(w, "account %u on the list: active %d flows %u", a,
+			     e->active, e->nflows);
+		if (a != p->act_head && !e->nwait)
+			FAIL(w, "account %u on the list without waiting flows", a);
+		for (f = e->head; f != RS_NIL; f = p->fl[f].next, n++) {
+			if (seen[f]++ || p->fl[f].state != RS_FL_WAITING ||
+			    p->fl[f].acct != a)
+				FAIL(w, "flow %u twice or in the wrong FIFO", f);
+		}
+		if (n != e->nwait)
+			FAIL(w, "account %u: %u in FIFO, nwait %u", a, n, e->nwait);
+		waiting += n;
+		if (nacc > p->nac)
+			FAIL(w, "active list loops");
+	}
+	if (waiting != p->waiting)
+		FAIL(w, "waiting %u, in FIFOs %u", p->waiting, waiting);
+	for (a = 0; a < p->nac; a++) {
+		const struct rs_acct *e = &p->ac[a];
+
+		flows += e->nflows;
+		if (e->nflows && !e->active && (e->deficit != 0 || e->visiting))
+			FAIL(w, "idle account %u has deficit %.3f", a, e->deficit);
+	}
+	for (f = 0; f < p->nfl; f++)
+		if (p->fl[f].state == RS_FL_WAITING && !seen[f])
+			FAIL(w, "waiting flow %u in no FIFO", f);
+	for (f = p->gr_head; f != RS_NIL; f = p->fl[f].next) {
+		const struct rs_flow_ent *e = &p->fl[f];
+		struct sflow *m = flow_of(w, make_handle(p, f));
+
+		if (e->state != RS_FL_GRANTED || e->grant <= 0 ||
+		    e->t_grant < last || !m || m->state != F_GRANT)
+			FAIL(w, "granted list: flow %u state %d grant %" PRId64,
+			     f, e->state, e->grant);
+		last = e->t_grant;
+	}
+	for (i = 0; i < w->nfl; i++) {
+		struct sflow *m = &w->fl[i];
+
+		if (m->state == F_CLOSED)
+			continue;
+		open++;
+		mwait += m->state == F_WAIT;
+		clamps += m->clamp;
+		c = class_of(w, m->name);
+		if (c < 0)
+			FAIL(w, "open flow of a class that is gone");
+		cf[c]++;
+		f = (uint32_t)m->h - 1;
+		if ((m->state == F_WAIT) != (p->fl[f].state == RS_FL_WAITING))
+			FAIL(w, "flow %d: model %d, lib %d", i, m->state,
+			     p->fl[f].state);
+	}
+	if (p->open != open || flows != open || mwait != p->waiting)
+		FAIL(w, "open %u/%u/%u waiting %u/%u", p->open, flows, open,
+		     p->waiting, mwait);
+	if (p->window_bytes != clamps)
+		FAIL(w, "window_bytes %" PRIu64 ", clamps %" PRIu64,
+		     p->window_bytes, clamps);
+	for (c = 0; c < w->ncls; c++)
+		if (s->cls[c].nflows != cf[c])
+			FAIL(w, "class %d flows %u/%u", c, s->cls[c].nflows, cf[c]);
+}
+
 /* Model and library agree on every counter the caller can see. */
 static void check(struct world *w)
 {
 	struct rs_stats st;
 	unsigned q = 0, o = 0, cq[MAXCLS] = { 0 }, co[MAXCLS] = { 0 };
-	unsigned uc[MAXCLS] = { 0 }, users = 0;
+	unsigned uc[MAXCLS] = { 0 }, users = 0, nlong = 0;
 	static uint64_t key[MAXREQ];
 	int i, c, nkey = 0;
 
@@ -200,7 +361,8 @@ static void check(struct world *w)
 			q++;
 			cq[c]++;
 		} else {
-			o++;
+			o += !r->lng;
+			nlong += r->lng;
 			co[c]++;
 		}
 		key[nkey++] = (uint64_t)c << 32 | r->user;
@@ -213,8 +375,11 @@ static void check(struct world *w)
 			users++;
 		}
 	rs_stats(w->s, &st);
-	if (st.W != o || st.queued != q)
-		FAIL(w, "W %u/%u queued %u/%u (lib/model)", st.W, o, st.queued, q);
+	if (st.W != o || st.queued != q || st.long_transfers != nlong)
+		FAIL(w, "W %u/%u queued %u/%u long %u/%u (lib/model)", st.W, o,
+		     st.queued, q, st.long_transfers, nlong);
+	if (st.bytes != w->bytes)
+		FAIL(w, "bytes %" PRIu64 ", model %" PRIu64, st.bytes, w->bytes);
 	if (st.released != w->released || st.ended != w->ended ||
 	    st.cancelled != w->cancelled || st.expired != w->expired)
 		FAIL(w, "global counters differ");
@@ -235,7 +400,11 @@ static void check(struct world *w)
 			     cs.active_users, uc[c]);
 		if (!isfinite(cs.service))
 			FAIL(w, "class %d service not finite", c);
+		if (cs.bytes != w->cbytes[w->cls[c]])
+			FAIL(w, "class %d bytes %" PRIu64 ", model %" PRIu64, c,
+			     cs.bytes, w->cbytes[w->cls[c]]);
 	}
+	check_pacer(w);
 }
 
 static void expect_unchanged(struct world *w, const struct snap *before)
@@ -270,6 +439,8 @@ static void random_config(struct world *w, struct rs_config *cfg)
 	cfg->sff_flow_timeout = below(w, 2000000000);
 	cfg->sff_alpha = 1 + (unsigned)below(w, 4);
 	cfg->max_queued = below(w, 4) == 0 ? 1 + below(w, 8) : 0;
+	cfg->pacing = below(w, 2);
+	cfg->long_transfer = below(w, 3) == 0 ? 0 : 1448 + below(w, 100000);
 }
 
 static void ev_enqueue(struct world *w)
@@ -294,6 +465,8 @@ static void ev_enqueue(struct world *w)
 	r = &w->req[i];
 	r->user = below(w, 5);
 	r->first = 0;
+	r->bytes = 0;
+	r->lng = 0;
 	r->state = S_QUEUED;	/* the callback may fire inside */
 	r->id = 0;
 	for (int k = 0; k < w->nreq; k++)
@@ -412,13 +585,17 @@ static void ev_bytes(struct world *w)
 	struct sreq *r = pick(w);
 	struct snap before;
 	int err;
+	uint64_t n;
 
 	if (!r)
 		return;
+	n = below(w, 70000);
 	take(w, &before);
-	err = rs_on_bytes(w->s, r->id, below(w, 70000), w->now);
+	err = rs_on_bytes(w->s, r->id, n, w->now);
 	expect_return(w, "bytes", r->state, err, want_in(r, S_RELEASED),
 		      &before);
+	if (!err)
+		model_req_bytes(w, r, n);
 }
 
 static void ev_end(struct world *w, struct sreq *r)
@@ -474,11 +651,13 @@ static void ev_foreign(struct world *w)
 {
 	struct snap before;
 	int cls = (int)below(w, (uint64_t)w->ncls + 1);
+	uint64_t n = below(w, 50000);
 	int err;
 
 	take(w, &before);
-	err = rs_on_foreign_bytes(w->s, cls, below(w, 5), below(w, 50000),
-				  w->now);
+	err = rs_on_foreign_bytes(w->s, cls, below(w, 5), n, w->now);
+	if (!err)
+		model_foreign(w, w->cls[cls], n);
 	if (cls >= w->ncls) {
 		if (err != RS_ENOCLASS)
 			FAIL(w, "foreign bytes to a bad class: %d", err);
@@ -526,6 +705,12 @@ static void ev_reconfigure(struct world *w)
 				r->name = pick_name[def];
 		}
 	}
+	for (i = 0; i < w->nfl; i++)
+		if (w->fl[i].state != F_CLOSED && !used[w->fl[i].name])
+			w->fl[i].name = pick_name[def];
+	for (i = 0; i < NAMES; i++)
+		if (!used[i])
+			w->cbytes[i] = 0;	/* a removed class's counters go */
 	for (i = 0; i < n; i++)
 		w->cls[i] = pick_name[i];
 	w->ncls = n;
@@ -533,6 +718,246 @@ static void ev_reconfigure(struct world *w)
 	err = rs_reconfigure(w->s, &cfg, names, weights, n, names[def], w->now);
 	if (err)
 		FAIL(w, "reconfigure: %d", err);
+	if (!cfg.pacing)
+		for (i = 0; i < w->nfl; i++)
+			if (w->fl[i].state == F_WAIT)
+				FAIL(w, "pacing off but flow %d still waits", i);
+}
+
+/* ---- the byte layer ---- */
+
+static void on_wake(void *ctx, rs_flow f, void *cookie)
+{
+	struct world *w = ctx;
+	struct sflow *m = flow_of(w, f);
+
+	if (!m || m != &w->fl[(int)(uintptr_t)cookie] || m->state != F_WAIT)
+		FAIL(w, "wake of a flow that does not wait");
+	m->state = F_GRANT;
+	m->t_grant = w->now;
+	if (w->wake_probe) {
+		w->wake_probe = 0;
+		if (rs_flow_allowance(w->s, f, 1, w->now) != RS_EBUSY ||
+		    rs_flow_read(w->s, f, 1, w->now) != RS_EBUSY ||
+		    rs_enqueue(w->s, 0, 0, NULL, NULL, w->now, &(rs_id){ 0 }) !=
+		    RS_EBUSY)
+			FAIL(w, "wake callback re-entered");
+	}
+}
+
+static struct sflow *pick_flow(struct world *w)
+{
+	return w->nfl ? &w->fl[below(w, (uint64_t)w->nfl)] : NULL;
+}
+
+static void ev_flow_open(struct world *w)
+{
+	struct snap before;
+	struct sflow *m;
+	struct sreq *r = below(w, 2) ? pick(w) : NULL;
+	int cls = (int)below(w, (uint64_t)w->ncls + 1), want = 0, err;
+	rs_flow f = 0;
+
+	if (w->nfl >= MAXFLOW)
+		return;
+	m = &w->fl[w->nfl];
+	if (r)
+		want = r->state == S_RELEASED ? 0 :
+		       r->state == S_QUEUED ? RS_ESTATE : RS_ESTALE;
+	else if (cls >= w->ncls)
+		want = RS_ENOCLASS;
+	take(w, &before);
+	err = rs_flow_open(w->s, r ? r->id : 0, cls, below(w, 5),
+			   (void *)(uintptr_t)w->nfl, w->now, &f);
+	if (err != want)
+		FAIL(w, "flow open: %d, want %d", err, want);
+	if (err) {
+		expect_unchanged(w, &before);
+		return;
+	}
+	memset(m, 0, sizeof(*m));
+	m->h = f;
+	m->state = F_IDLE;
+	m->req = r ? (int)(r - w->req) : -1;
+	m->name = r ? r->name : w->cls[cls];
+	w->nfl++;
+}
+
+static unsigned waiting_flows(const struct world *w)
+{
+	unsigned n = 0;
+	int i;
+
+	for (i = 0; i < w->nfl; i++)
+		n += w->fl[i].state == F_WAIT;
+	return n;
+}
+
+/* rs_flow_allowance() on m, checked against its state. */
+static int64_t allowance(struct world *w, struct sflow *m, uint64_t want)
+{
+	int64_t got;
+	unsigned others = waiting_flows(w);
+	int state = m->state;
+
+	got = rs_flow_allowance(w->s, m->h, want, w->now);
+	if (got < 0 || (uint64_t)got > want)
+		FAIL(w, "allowance %" PRId64 " of %" PRIu64, got, want);
+	if (state == F_GRANT && w->now - m->t_grant < RS_NSEC_PER_SEC) {
+		if (got == 0)
+			FAIL(w, "a fresh grant gave nothing");
+	} else if (state == F_WAIT) {
+		if (got)
+			FAIL(w, "a waiting flow got %" PRId64, got);
+	} else if (!w->cfg.pacing) {
+		if ((uint64_t)got != want && state != F_GRANT)
+			FAIL(w, "pacing off: %" PRId64 " of %" PRIu64, got, want);
+	} else if (state == F_IDLE && others && got) {
+		FAIL(w, "went ahead of %u waiting flows", others);
+	}
+	m->state = got ? F_IDLE : F_WAIT;
+	return got;
+}
+
+static void ev_flow_allowance(struct world *w)
+{
+	struct sflow *m = pick_flow(w);
+	struct snap before;
+
+	if (!m)
+		return;
+	if (m->state == F_CLOSED || below(w, 20) == 0) {
+		take(w, &before);
+		if (rs_flow_allowance(w->s, m->h, m->state == F_CLOSED, w->now) !=
+		    (m->state == F_CLOSED ? RS_ESTALE : RS_EINVAL))
+			FAIL(w, "allowance misuse accepted");
+		expect_unchanged(w, &before);
+		return;
+	}
+	allowance(w, m, 1 + below(w, below(w, 2) ? 3000 : 100000));
+}
+
+/* Read n bytes on open flow m: counted for its request or its class. */
+static void flow_read(struct world *w, struct sflow *m, uint64_t n)
+{
+	struct sreq *r = m->req >= 0 ? &w->req[m->req] : NULL;
+
+	if (m->state == F_GRANT)
+		m->state = F_IDLE;	/* the grant is taken */
+	if (r && r->state == S_RELEASED && r->id == w->req[m->req].id)
+		model_req_bytes(w, r, n);
+	else
+		model_foreign(w, m->name, n);
+	if (rs_flow_read(w->s, m->h, n, w->now))
+		FAIL(w, "flow read failed");
+}
+
+static void ev_flow_read(struct world *w)
+{
+	struct sflow *m = pick_flow(w);
+	struct snap before;
+
+	if (!m)
+		return;
+	if (m->state == F_CLOSED) {
+		take(w, &before);
+		if (rs_flow_read(w->s, m->h, 1, w->now) != RS_ESTALE)
+			FAIL(w, "read on a closed flow accepted");
+		expect_unchanged(w, &before);
+		return;
+	}
+	if (m->state == F_WAIT)
+		return;		/* a caller reads after an allowance */
+	flow_read(w, m, below(w, 4) ? below(w, 5000) : below(w, 100000));
+	if (below(w, 4) == 0) {
+		uint32_t c = rs_flow_clamp(w->s, m->h,
+					   below(w, 2) ? below(w, 500000000) : 0);
+
+		if (c < 2 * 1448 || c > 16 * 1024 * 1024)
+			FAIL(w, "clamp %u", c);
+		m->clamp = c;
+	}
+}
+
+static void flow_close(struct world *w, struct sflow *m)
+{
+	if (rs_flow_close(w->s, m->h, w->now))
+		FAIL(w, "close failed");
+	m->state = F_CLOSED;
+	m->clamp = 0;
+}
+
+static void ev_flow_close(struct world *w)
+{
+	struct sflow *m = pick_flow(w);
+
+	if (!m)
+		return;
+	if (m->state == F_CLOSED) {
+		if (rs_flow_close(w->s, m->h, w->now) != RS_ESTALE ||
+		    rs_flow_clamp(w->s, m->h, 0) != 0)
+			FAIL(w, "closed flow accepted");
+		return;
+	}
+	flow_close(w, m);
+}
+
+static void ev_link(struct world *w)
+{
+	struct snap before;
+	int err;
+
+	if (below(w, 3) == 0) {
+		w->src = below(w, 2) ? RS_LINK_COUNTER : RS_LINK_PROXIED;
+		if (rs_set_link_source(w->s, w->src, w->now))
+			FAIL(w, "set link source");
+		return;
+	}
+	take(w, &before);
+	err = rs_on_link_bytes(w->s, below(w, 200000), w->now);
+	if (w->src == RS_LINK_PROXIED) {
+		if (err != RS_ESTATE)
+			FAIL(w, "link bytes while proxied: %d", err);
+		expect_unchanged(w, &before);
+	} else if (err) {
+		FAIL(w, "link bytes: %d", err);
+	}
+}
+
+/* Every waiting flow is woken in time; take every grant; close all. */
+static void drain_flows(struct world *w)
+{
+	int rounds, i;
+	struct rs_stats st;
+
+	w->step = "drain flows";
+	for (rounds = 0; waiting_flows(w) && rounds < 100000; rounds++) {
+		rs_time_ns d = rs_next_deadline(w->s);
+
+		if (d == UINT64_MAX)
+			FAIL(w, "flows wait but no deadline");
+		if (d > w->now)
+			w->now = d;
+		rs_on_timer(w->s, w->now);
+		for (i = 0; i < w->nfl; i++)
+			if (w->fl[i].state == F_GRANT) {
+				int64_t g = allowance(w, &w->fl[i], 100000);
+
+				if (g)
+					flow_read(w, &w->fl[i], (uint64_t)g);
+			}
+	}
+	if (waiting_flows(w))
+		FAIL(w, "flows never woken");
+	for (i = 0; i < w->nfl; i++)
+		if (w->fl[i].state != F_CLOSED)
+			flow_close(w, &w->fl[i]);
+	check(w);
+	rs_stats(w->s, &st);
+	if (st.flows || st.flows_waiting || st.window_bytes ||
+	    w->s->pc.act_head != RS_NIL || w->s->pc.gr_head != RS_NIL ||
+	    w->s->pc.wsum != 0)
+		FAIL(w, "flows left after closing all");
 }
 
 static void ev_misuse(struct world *w)
@@ -586,7 +1011,7 @@ static void drain(struct world *w)
 				w->now = d;
 			w->now += idle ? (rs_time_ns)1000000 << (idle < 30 ? idle : 30) : 0;
 			if (w->now > 4000000000000000000ULL)
-				FAIL(w, "queued requests never released (time ran out)");
+				{ struct rs_stats x; rs_stats(w->s, &x); FAIL(w, "queued requests never released (time ran out) W %u W+ %.2f q %u long %u ctl %s pacing %d", x.W, x.W_max, x.queued, x.long_transfers, rs_controller_name(w->cfg.controller), w->cfg.pacing); }
 			rs_on_timer(w->s, w->now);
 			idle = w->released == before ? idle + 1 : 0;
 		}
@@ -631,12 +1056,17 @@ static void one_sequence(struct world *w)
 	w->maxreq = longseq ? MAXREQ : 48;
 	w->maxcls = longseq ? MAXCLS : 6;
 	w->enqueued = w->released = w->ended = w->cancelled = w->expired = 0;
+	w->nfl = 0;
+	w->bytes = 0;
+	memset(w->cbytes, 0, sizeof(w->cbytes));
+	w->src = RS_LINK_PROXIED;
 	w->now = below(w, 1000000000);
 	w->step = "new";
 	random_config(w, &w->cfg);
 	w->s = rs_new(&w->cfg, on_release, w);
 	if (!w->s)
 		FAIL(w, "rs_new");
+	rs_set_wake(w->s, on_wake);
 	n = 1 + (int)below(w, longseq ? 30 : 4);
 	w->ncls = 0;
 	for (i = 0; i < n; i++) {
@@ -655,7 +1085,7 @@ static void one_sequence(struct world *w)
 	events = longseq ? 500 + (int)below(w, 2500) : 4 + (int)below(w, 28);
 	every = longseq ? 16 : 1;
 	for (i = 0; i < events; i++) {
-		uint64_t e = below(w, 100);
+		uint64_t e = below(w, 125);
 
 		w->now += below(w, 4) ? below(w, 50000000) : 0;
 		if (e < 30) {
@@ -685,13 +1115,30 @@ static void one_sequence(struct world *w)
 		} else if (e < 96) {
 			w->step = "reconfigure";
 			ev_reconfigure(w);
-		} else {
+		} else if (e < 100) {
 			w->step = "misuse";
 			ev_misuse(w);
+		} else if (e < 104) {
+			w->step = "flow open";
+			ev_flow_open(w);
+		} else if (e < 111) {
+			w->step = "allowance";
+			w->wake_probe = below(w, 8) == 0;
+			ev_flow_allowance(w);
+		} else if (e < 118) {
+			w->step = "flow read";
+			ev_flow_read(w);
+		} else if (e < 120) {
+			w->step = "flow close";
+			ev_flow_close(w);
+		} else {
+			w->step = "link";
+			ev_link(w);
 		}
 		if (i % every == 0)
 			check(w);
 	}
+	drain_flows(w);
 	drain(w);
 	rs_free(w->s);
 	w->s = NULL;

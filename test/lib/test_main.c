@@ -14,6 +14,9 @@ int main(void)
 	srunner_add_suite(sr, suite_drr());
 	srunner_add_suite(sr, suite_rtc());
 	srunner_add_suite(sr, suite_reconfig());
+	srunner_add_suite(sr, suite_pacer());
+	srunner_add_suite(sr, suite_link());
+	srunner_add_suite(sr, suite_admission());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

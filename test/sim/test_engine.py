@@ -161,3 +161,21 @@ def test_plot_option_writes_pngs(tmp_path: Path, engine: Path) -> None:
     pngs = sorted(tmp_path.glob("*.png"))
     assert len(pngs) == 2
     assert all(f.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for f in pngs)
+
+
+def test_link_counter_sees_cross_traffic(engine: Path) -> None:
+    # 400 s at 2 Mbit/s, 0.8 Mbit/s on/off CBR every 40 s, all backlogged:
+    # the library reading the whole link through rs_on_link_bytes() keeps
+    # the utilization where foreign-byte accounting keeps it (the cross
+    # traffic is the counter's exceptive traffic), near U+ = 98 %.
+    spec = ("seed 1\nlink_bps 2000000\nduration 400\nsample 5\nrequests 0\n"
+            "mode msf\nclass a 1\nusers a 2 backlog 8 size lognormal 9.357 1.318\n"
+            "server 0.05 0\ncbr 800000 40\n")
+    foreign = run(engine, spec + "cbr_accounting foreign\n")
+    counter = run(engine, spec + "cbr_accounting counter\n")
+    none = run(engine, spec + "cbr_accounting none\n")
+    assert counter["utilization"] == pytest.approx(foreign["utilization"], abs=0.005)
+    assert counter["utilization"] > 0.95
+    # without any accounting the controller overshoots (it sees only its
+    # own bytes), so the counter is what keeps U at the target
+    assert none["utilization"] > counter["utilization"]

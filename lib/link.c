@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * link.c - the link source: U and the pacer's rate from the proxy's own
+ * bytes (RS_LINK_PROXIED) or from a counter of the whole downlink
+ * (RS_LINK_COUNTER, fed by rs_on_link_bytes()).
+ *
+ * A sample spans [previous rs_on_link_bytes() or source switch, now]. Its
+ * link bytes are n * RS_WIRE_PAYLOAD_RATIO (frames -> TCP payload); its
+ * proxied bytes are everything the proxy counted in the same span
+ * (rs_on_bytes, rs_on_foreign_bytes, rs_flow_read: s->bytes); its
+ * exceptive bytes are max(0, link - proxied), the traffic that bypasses
+ * the proxy. The exceptive rate is an EWMA with time constant 1 s:
+ *   rate += a * (exceptive / dt - rate),  a = 1 - exp(-dt / 1 s).
+ *
+ * Invariants: exc_total only grows and only in RS_LINK_COUNTER; exc_rate
+ * is 0 in RS_LINK_PROXIED. The bytes U sees are proxied + exceptive
+ * (rs_u_bytes()): per sample max(link payload, proxied), so a counter that
+ * lags behind the proxy's reads never makes U smaller than the proxy's own
+ * bytes. The rate left for the proxy (pacer R, rtc's C * U+) is
+ * max(5 % of C, U+ * C - exceptive rate).
+ */
+#include <math.h>
+
+#include "internal.h"
+
+double rs_full_rate(const struct rs_sched *s)
+{
+	double c = (double)s->cfg.link_bps / 8.0;
+	double r = c * s->cfg.target_util - s->exc_rate;
+
+	return r > 0.05 * c ? r : 0.05 * c;
+}
+
+/* The exceptive rate changes: the pacer refills at the old rate up to now,
+ * rtc's free bandwidth follows the new C * U+ - exceptive. */
+static void set_exc_rate(struct rs_sched *s, double rate, rs_time_ns now)
+{
+	double before = rs_full_rate(s);
+
+	rs_pacer_refill(s, now);
+	s->exc_rate = rate;
+	rs_pacer_cap(s);
+	if (s->cfg.controller == RS_WIN_RTC)
+		s->bw_avail += rs_full_rate(s) - before;
+}
+
+int rs_set_link_source(struct rs_sched *s, enum rs_link_source src,
+		       rs_time_ns now)
+{
+	int err = rs_entry_err(s);
+
+	if (err)
+		return err;
+	if (src != RS_LINK_PROXIED && src != RS_LINK_COUNTER)
+		return RS_EINVAL;
+	rs_advance(s, now);
+	s->link_src = src;
+	s->link_t = now;
+	s->link_mark = s->bytes;
+	if (src == RS_LINK_PROXIED)
+		set_exc_rate(s, 0, now);
+	return 0;
+}
+
+int rs_on_link_bytes(struct rs_sched *s, uint64_t n, rs_time_ns now)
+{
+	double payload, proxied, exc, rate;
+	int err = rs_entry_err(s);
+
+	if (err)
+		return err;
+	if (s->link_src != RS_LINK_COUNTER)
+		return RS_ESTATE;
+	rs_advance(s, now);
+	payload = (double)n * RS_WIRE_PAYLOAD_RATIO;
+	proxied = (double)(s->bytes - s->link_mark);
+	exc = payload > proxied ? payload - proxied : 0;
+	s->link_total += payload;
+	s->exc_total += exc;
+	rate = s->exc_rate;
+	if (now > s->link_t) {
+		double dt = (double)(now - s->link_t) / (double)RS_NSEC_PER_SEC;
+
+		rate += (1 - exp(-dt)) * (exc / dt - rate);
+	}
+	set_exc_rate(s, rate, now);
+	s->link_t = now;
+	s->link_mark = s->bytes;
+	return 0;
+}
+
+/* End of an update interval (rs_tick): the link statistics of it. */
+void rs_link_tick(struct rs_sched *s, rs_time_ns elapsed)
+{
+	s->st_proxied = s->bytes - s->bytes_at_tick;
+	s->st_exc = (uint64_t)llround(s->exc_total - s->exc_at_tick);
+	s->st_link = s->link_src == RS_LINK_COUNTER ?
+		     (uint64_t)llround(s->link_total - s->link_at_tick) :
+		     s->st_proxied;
+	s->st_interval = (double)elapsed / (double)RS_NSEC_PER_SEC;
+	s->link_at_tick = s->link_total;
+}

@@ -1,0 +1,841 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * pacer.c - the byte layer: flows, and a pacer that grants reads of
+ * response bytes at rate R in weighted deficit round robin (a token bucket
+ * in front of DRR, like sch_tbf + sch_drr).
+ *
+ * Rate and bucket:  R = max(5 % of C, U+ * C - exceptive rate)  (bytes/s,
+ *   rs_full_rate()); tokens refill at R, capped at B = max(2 MSS, R * 5 ms);
+ *   they start full and may go negative only when a flow reads more than
+ *   it was allowed.
+ * Accounts: msf: one per (class, user); rfq, drr: one per class; weight
+ *   w_class; an account exists while it has open flows.
+ * DRR: the active list holds the accounts with waiting flows, the current
+ *   one at the head. On a new visit deficit += Q_a = q * w_a / w_min
+ *   (q = max(MSS, R * 2 ms)). The head flow gets g = min(want, deficit,
+ *   tokens) when g >= min(want, MSS); deficit -= g, tokens -= g; it leaves
+ *   the FIFO with the grant and wake fires. An account whose deficit is
+ *   below its head's need passes the turn (keeps the deficit); when the
+ *   tokens run out the dispatch stops and the head account keeps its turn
+ *   and deficit, even if the grant emptied its FIFO (it "lingers": its flow
+ *   asks again after its read and goes on with the same quantum; without
+ *   this a token-limited grant would end every visit and the weights would
+ *   be lost). A visited account with no waiting flow leaves the list with
+ *   deficit 0, as does an account whose last waiting flow is closed.
+ *
+ * Invariants (checked by test/lib/random_invariants.c):
+ *   - tokens <= B;
+ *   - every WAITING flow is in exactly one FIFO, its account's, and
+ *     waiting = sum of nwait; an account with nwait > 0 is on the active
+ *     list, every account on the list but the head has nwait > 0;
+ *   - an account off the list has deficit 0; deficit >= -Q_a;
+ *   - every GRANTED flow is on the granted list, oldest grant first, and is
+ *     reclaimed (grant refunded, back to IDLE) 1 s after its grant;
+ *   - open = number of open flows = sum over accounts of nflows = sum over
+ *     classes of nflows; window_bytes = sum of the clamps of open flows.
+ *
+ * Flow handles are (generation << 32) | (slot + 1), like rs_id.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define MSS 1448.0
+#define GRANT_TTL RS_NSEC_PER_SEC		/* unused grants are reclaimed */
+#define MIN_WAIT (RS_NSEC_PER_SEC / 1000)	/* timer granularity: 1 ms */
+#define CLAMP_MAX (16.0 * 1024 * 1024)
+#define WANT_MAX ((uint64_t)1 << 48)		/* keeps sums in int64 */
+
+double rs_pacer_rate(const struct rs_sched *s)
+{
+	return rs_full_rate(s);
+}
+
+static double burst(double rate)
+{
+	return fmax(2 * MSS, rate * 0.005);
+}
+
+static double quantum(const struct rs_sched *s, const struct rs_acct *a)
+{
+	double q = fmax(MSS, rs_pacer_rate(s) * 0.002);
+
+	return q * s->cls[a->cls].weight / s->w_min;
+}
+
+static rs_flow make_flow(const struct rs_pacer *p, uint32_t i)
+{
+	return ((uint64_t)p->fl[i].gen << 32) | (uint64_t)(i + 1);
+}
+
+/* Slot of an open flow handle, or RS_NIL. */
+static uint32_t flow_lookup(const struct rs_pacer *p, rs_flow f)
+{
+	uint32_t low = (uint32_t)f, i;
+
+	if (low == 0)
+		return RS_NIL;
+	i = low - 1;
+	if (i >= p->nfl || p->fl[i].state == RS_FL_FREE ||
+	    p->fl[i].gen != (uint32_t)(f >> 32))
+		return RS_NIL;
+	return i;
+}
+
+void rs_pacer_init(struct rs_sched *s)
+{
+	struct rs_pacer *p = &s->pc;
+
+	memset(p, 0, sizeof(*p));
+	p->fl_free = p->ac_free = RS_NIL;
+	p->act_head = p->act_tail = RS_NIL;
+	p->gr_head = p->gr_tail = RS_NIL;
+	p->tokens = burst(rs_pacer_rate(s));
+}
+
+void rs_pacer_free(struct rs_sched *s)
+{
+	free(s->pc.fl);
+	free(s->pc.ac);
+	free(s->pc.slot);
+	memset(&s->pc, 0, sizeof(s->pc));
+}
+
+void rs_pacer_wmin(struct rs_sched *s)
+{
+	uint32_t c;
+
+	for (c = 0; c < s->ncls; c++)
+		if (c == 0 || s->cls[c].weight < s->w_min)
+			s->w_min = s->cls[c].weight;
+}
+
+/* ---- the account index: (class, key) -> account, linear probing ---- */
+
+static uint32_t acct_hash(uint32_t cls, uint64_t key)
+{
+	uint64_t h = key ^ ((uint64_t)cls * 0x9e3779b97f4a7c15ULL);
+
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return (uint32_t)h;
+}
+
+static uint32_t acct_find(const struct rs_pacer *p, uint32_t cls,
+			  uint64_t key, uint32_t *empty)
+{
+	uint32_t mask = p->nslot - 1, i = acct_hash(cls, key) & mask;
+
+	for (; p->slot[i]; i = (i + 1) & mask) {
+		const struct rs_acct *a = &p->ac[p->slot[i] - 1];
+
+		if (a->cls == cls && a->key == key)
+			return p->slot[i] - 1;
+	}
+	*empty = i;
+	return RS_NIL;
+}
+
+static void slot_delete(struct rs_pacer *p, uint32_t a)
+{
+	uint32_t mask = p->nslot - 1;
+	uint32_t i = acct_hash(p->ac[a].cls, p->ac[a].key) & mask, j;
+
+	while (p->slot[i] != a + 1)
+		i = (i + 1) & mask;
+	/* backward-shift deletion keeps every probe chain unbroken */
+	for (j = (i + 1) & mask; p->slot[j]; j = (j + 1) & mask) {
+		const struct rs_acct *e = &p->ac[p->slot[j] - 1];
+		uint32_t home = acct_hash(e->cls, e->key) & mask;
+
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			p->slot[i] = p->slot[j];
+			i = j;
+		}
+	}
+	p->slot[i] = 0;
+}
+
+/* Room for one more flow (and so one more account). */
+static int pacer_reserve(struct rs_pacer *p)
+{
+	uint32_t cap, nslot, a;
+	struct rs_flow_ent *fl;
+	struct rs_acct *ac;
+	uint32_t *slot;
+
+	if (p->fl_free != RS_NIL || p->nfl < p->fl_cap)
+		return 0;
+	if (p->fl_cap >= UINT32_MAX / 8)
+		return RS_ENOMEM;
+	cap = p->fl_cap ? p->fl_cap * 2 : 16;
+	nslot = cap * 2;
+	fl = realloc(p->fl, (size_t)cap * sizeof(*fl));
+	if (!fl)
+		return RS_ENOMEM;
+	p->fl = fl;
+	ac = realloc(p->ac, (size_t)cap * sizeof(*ac));
+	if (!ac)
+		return RS_ENOMEM;
+	p->ac = ac;
+	slot = calloc(nslot, sizeof(*slot));
+	if (!slot)
+		return RS_ENOMEM;
+	free(p->slot);
+	p->slot = slot;
+	p->nslot = nslot;
+	for (a = 0; a < p->nac; a++) {
+		uint32_t empty = 0;
+
+		if (p->ac[a].nflows &&
+		    acct_find(p, p->ac[a].cls, p->ac[a].key, &empty) == RS_NIL)
+			p->slot[empty] = a + 1;
+	}
+	p->fl_cap = cap;
+	return 0;
+}
+
+/* ---- lists ---- */
+
+static void act_append(struct rs_pacer *p, uint32_t a)
+{
+	struct rs_acct *e = &p->ac[a];
+
+	e->active = 1;
+	e->next = RS_NIL;
+	e->prev = p->act_tail;
+	if (p->act_tail != RS_NIL)
+		p->ac[p->act_tail].next = a;
+	else
+		p->act_head = a;
+	p->act_tail = a;
+}
+
+static void act_cut(struct rs_pacer *p, uint32_t a)
+{
+	struct rs_acct *e = &p->ac[a];
+
+	if (e->prev != RS_NIL)
+		p->ac[e->prev].next = e->next;
+	else
+		p->act_head = e->next;
+	if (e->next != RS_NIL)
+		p->ac[e->next].prev = e->prev;
+	else
+		p->act_tail = e->prev;
+	e->next = e->prev = RS_NIL;
+	e->active = 0;
+}
+
+/* The account leaves the round: its deficit is forgotten (sch_drr). */
+static void act_leave(struct rs_pacer *p, uint32_t a)
+{
+	act_cut(p, a);
+	p->ac[a].deficit = 0;
+	p->ac[a].visiting = 0;
+}
+
+/* The head passes the turn and keeps its deficit. */
+static void act_rotate(struct rs_pacer *p)
+{
+	uint32_t a = p->act_head;
+
+	p->ac[a].visiting = 0;
+	if (p->ac[a].next == RS_NIL)
+		return;
+	act_cut(p, a);
+	act_append(p, a);
+}
+
+static void fifo_push(struct rs_pacer *p, uint32_t f)
+{
+	struct rs_flow_ent *e = &p->fl[f];
+	struct rs_acct *a = &p->ac[e->acct];
+
+	e->state = RS_FL_WAITING;
+	e->next = RS_NIL;
+	e->prev = a->tail;
+	if (a->tail != RS_NIL)
+		p->fl[a->tail].next = f;
+	else
+		a->head = f;
+	a->tail = f;
+	a->nwait++;
+	p->waiting++;
+	if (!a->active)
+		act_append(p, e->acct);
+}
+
+/* Take f out of its account's FIFO (the account stays on the list). */
+static void fifo_cut(struct rs_pacer *p, uint32_t f)
+{
+	struct rs_flow_ent *e = &p->fl[f];
+	struct rs_acct *a = &p->ac[e->acct];
+
+	if (e->prev != RS_NIL)
+		p->fl[e->prev].next = e->next;
+	else
+		a->head = e->next;
+	if (e->next != RS_NIL)
+		p->fl[e->next].prev = e->prev;
+	else
+		a->tail = e->prev;
+	e->next = e->prev = RS_NIL;
+	a->nwait--;
+	p->waiting--;
+	e->state = RS_FL_IDLE;
+}
+
+static void gr_push(struct rs_pacer *p, uint32_t f)
+{
+	struct rs_flow_ent *e = &p->fl[f];
+
+	e->state = RS_FL_GRANTED;
+	e->next = RS_NIL;
+	e->prev = p->gr_tail;
+	if (p->gr_tail != RS_NIL)
+		p->fl[p->gr_tail].next = f;
+	else
+		p->gr_head = f;
+	p->gr_tail = f;
+}
+
+static void gr_cut(struct rs_pacer *p, uint32_t f)
+{
+	struct rs_flow_ent *e = &p->fl[f];
+
+	if (e->prev != RS_NIL)
+		p->fl[e->prev].next = e->next;
+	else
+		p->gr_head = e->next;
+	if (e->next != RS_NIL)
+		p->fl[e->next].prev = e->prev;
+	else
+		p->gr_tail = e->prev;
+	e->next = e->prev = RS_NIL;
+	e->state = RS_FL_IDLE;
+	e->grant = 0;
+	e->grant_drr = 0;
+}
+
+/* ---- tokens ---- */
+
+/* The rate changed (link source, reconfigure): the bucket follows. */
+void rs_pacer_cap(struct rs_sched *s)
+{
+	double b = burst(rs_pacer_rate(s));
+
+	if (s->pc.tokens > b)
+		s->pc.tokens = b;
+}
+
+void rs_pacer_refill(struct rs_sched *s, rs_time_ns now)
+{
+	struct rs_pacer *p = &s->pc;
+	double rate = rs_pacer_rate(s), b = burst(rate);
+
+	if (!p->t_set) {
+		p->t = now;
+		p->t_set = true;
+	} else if (now > p->t) {
+		p->tokens += rate * (double)(now - p->t) / (double)RS_NSEC_PER_SEC;
+		p->t = now;
+	}
+	if (p->tokens > b)
+		p->tokens = b;
+}
+
+/* Unused bytes come back: tok to the tokens, drr of them to the deficit
+ * of account a if it is still in the round. */
+static void refund(struct rs_sched *s, uint32_t a, int64_t tok, int64_t drr)
+{
+	struct rs_pacer *p = &s->pc;
+	double b = burst(rs_pacer_rate(s));
+
+	p->tokens += (double)tok;
+	if (p->tokens > b)
+		p->tokens = b;
+	if (drr > 0 && p->ac[a].active)
+		p->ac[a].deficit += (double)drr;
+}
+
+/* Bytes read beyond the allowance: taken from the tokens (which may go
+ * negative) and from the deficit of an account in the round (>= -Q_a). */
+static void overcharge(struct rs_sched *s, uint32_t a, uint64_t over)
+{
+	struct rs_pacer *p = &s->pc;
+	struct rs_acct *e = &p->ac[a];
+
+	p->tokens -= (double)over;
+	if (e->active) {
+		double q = quantum(s, e);
+
+		e->deficit -= (double)over;
+		if (e->deficit < -q)
+			e->deficit = -q;
+	}
+}
+
+/* Refill, and reclaim the grants nobody came back for within 1 s. */
+static void pacer_advance(struct rs_sched *s, rs_time_ns now)
+{
+	struct rs_pacer *p = &s->pc;
+
+	rs_pacer_refill(s, now);
+	while (p->gr_head != RS_NIL) {
+		uint32_t f = p->gr_head;
+		struct rs_flow_ent *e = &p->fl[f];
+		int64_t g = e->grant, drr = e->grant_drr ? e->grant : 0;
+
+		if (now < e->t_grant || now - e->t_grant < GRANT_TTL)
+			break;
+		gr_cut(p, f);
+		if (s->cfg.pacing)
+			refund(s, e->acct, g, drr);
+	}
+}
+
+/* ---- dispatch ---- */
+
+static void grant(struct rs_sched *s, uint32_t f, int64_t g, bool drr,
+		  rs_time_ns now)
+{
+	struct rs_pacer *p = &s->pc;
+	struct rs_flow_ent *e = &p->fl[f];
+
+	fifo_cut(p, f);
+	gr_push(p, f);
+	e->grant = g;
+	e->grant_drr = drr;
+	e->t_grant = now;
+	if (p->wake) {
+		s->in_callback = 1;
+		p->wake(s->ctx, make_flow(p, f), e->cookie);
+		s->in_callback = 0;
+	}
+}
+
+static void dispatch(struct rs_sched *s, rs_time_ns now)
+{
+	struct rs_pacer *p = &s->pc;
+
+	pacer_advance(s, now);
+	while (p->act_head != RS_NIL) {
+		uint32_t a = p->act_head;
+		struct rs_acct *e = &p->ac[a];
+		struct rs_flow_ent *h;
+		double need, g;
+
+		if (!s->cfg.pacing) {	/* pacing was turned off */
+			if (!e->nwait) {
+				act_leave(p, a);
+				continue;
+			}
+			h = &p->fl[e->head];
+			grant(s, e->head, (int64_t)h->want, false, now);
+			continue;
+		}
+		need = e->nwait ? fmin((double)p->fl[e->head].want, MSS) : MSS;
+		if (p->tokens < need)
+			break;		/* the head keeps its turn */
+		if (!e->nwait) {
+			act_leave(p, a);
+			continue;
+		}
+		h = &p->fl[e->head];
+		if (!e->visiting) {
+			e->deficit += quantum(s, e);
+			e->visiting = 1;
+		}
+		if (e->deficit < need) {
+			act_rotate(p);
+			continue;
+		}
+		g = floor(fmin(fmin((double)h->want, e->deficit), p->tokens));
+		e->deficit -= g;
+		p->tokens -= g;
+		grant(s, e->head, (int64_t)g, true, now);
+	}
+}
+
+void rs_pacer_timer(struct rs_sched *s, rs_time_ns now)
+{
+	if (s->pc.open)
+		dispatch(s, now);
+}
+
+rs_time_ns rs_pacer_deadline(const struct rs_sched *s)
+{
+	const struct rs_pacer *p = &s->pc;
+	rs_time_ns t, earliest;
+	const struct rs_acct *e;
+	double need, rate, lack;
+
+	if (!p->waiting)
+		return UINT64_MAX;
+	earliest = p->t + MIN_WAIT;
+	if (!s->cfg.pacing || p->act_head == RS_NIL)
+		return earliest;
+	e = &p->ac[p->act_head];
+	need = e->nwait ? fmin((double)p->fl[e->head].want, MSS) : MSS;
+	rate = rs_pacer_rate(s);
+	lack = need - p->tokens;
+	t = p->t;
+	if (lack > 0)
+		t += (rs_time_ns)ceil(lack / rate * (double)RS_NSEC_PER_SEC);
+	if (p->gr_head != RS_NIL && p->fl[p->gr_head].t_grant + GRANT_TTL < t)
+		t = p->fl[p->gr_head].t_grant + GRANT_TTL;
+	return t > earliest ? t : earliest;
+}
+
+/* ---- accounts ---- */
+
+static uint64_t acct_key(const struct rs_sched *s, uint64_t ukey)
+{
+	return s->cfg.policy == RS_POLICY_MSF ? ukey : 0;
+}
+
+/* Account of (cls, key), created if needed; pacer_reserve() made room. */
+static uint32_t acct_get(struct rs_sched *s, uint32_t cls, uint64_t key)
+{
+	struct rs_pacer *p = &s->pc;
+	uint32_t empty = 0, a = acct_find(p, cls, key, &empty);
+	struct rs_acct *e;
+
+	if (a != RS_NIL)
+		return a;
+	if (p->ac_free != RS_NIL) {
+		a = p->ac_free;
+		p->ac_free = p->ac[a].next;
+	} else {
+		a = p->nac++;
+	}
+	e = &p->ac[a];
+	memset(e, 0, sizeof(*e));
+	e->key = key;
+	e->cls = cls;
+	e->head = e->tail = RS_NIL;
+	e->next = e->prev = RS_NIL;
+	p->slot[empty] = a + 1;
+	s->cls[cls].naccts++;
+	p->wsum += s->cls[cls].weight;
+	return a;
+}
+
+/* An account without flows goes. */
+static void acct_put(struct rs_sched *s, uint32_t a)
+{
+	struct rs_pacer *p = &s->pc;
+	struct rs_acct *e = &p->ac[a];
+
+	if (--e->nflows)
+		return;
+	if (e->active)
+		act_leave(p, a);
+	slot_delete(p, a);
+	s->cls[e->cls].naccts--;
+	p->wsum -= s->cls[e->cls].weight;
+	e->next = p->ac_free;
+	p->ac_free = a;
+}
+
+/* ---- entry points ---- */
+
+static inline int flow_entry(const struct rs_sched *s, rs_flow f,
+			     uint32_t *i)
+{
+	int err = rs_entry_err(s);
+
+	if (err)
+		return err;
+	*i = flow_lookup(&s->pc, f);
+	return *i == RS_NIL ? RS_ESTALE : 0;
+}
+
+void rs_set_wake(struct rs_sched *s, rs_wake_fn wake)
+{
+	if (s && !s->in_callback)
+		s->pc.wake = wake;
+}
+
+int rs_flow_open(struct rs_sched *s, rs_id req, int cls, uint64_t user,
+		 void *cookie, rs_time_ns now, rs_flow *f)
+{
+	struct rs_pacer *p = &s->pc;
+	struct rs_flow_ent *e;
+	uint32_t i, c;
+	int err = rs_entry_err(s);
+
+	if (err)
+		return err;
+	if (!f)
+		return RS_EINVAL;
+	if (req) {
+		uint32_t r = rs_lookup(s, req);
+
+		if (r == RS_NIL)
+			return RS_ESTALE;
+		if (s->req[r].state != RS_ST_RELEASED)
+			return RS_ESTATE;
+		c = s->req[r].cls;
+		user = s->users.ent[s->req[r].user].key;
+	} else {
+		if (cls < 0 || (uint32_t)cls >= s->ncls)
+			return RS_ENOCLASS;
+		c = (uint32_t)cls;
+	}
+	if (pacer_reserve(p))
+		return RS_ENOMEM;
+	rs_advance(s, now);
+	pacer_advance(s, now);
+	if (p->fl_free != RS_NIL) {
+		i = p->fl_free;
+		p->fl_free = p->fl[i].next;
+	} else {
+		i = p->nfl++;
+		p->fl[i].gen = 1;
+	}
+	e = &p->fl[i];
+	{
+		uint32_t gen = e->gen;
+
+		memset(e, 0, sizeof(*e));
+		e->gen = gen;
+	}
+	e->cookie = cookie;
+	e->req = req;
+	e->ukey = user;
+	e->cls = c;
+	e->next = e->prev = RS_NIL;
+	e->state = RS_FL_IDLE;
+	e->acct = acct_get(s, c, acct_key(s, user));
+	p->ac[e->acct].nflows++;
+	s->cls[c].nflows++;
+	p->open++;
+	*f = make_flow(p, i);
+	return 0;
+}
+
+int rs_flow_close(struct rs_sched *s, rs_flow f, rs_time_ns now)
+{
+	struct rs_pacer *p = &s->pc;
+	struct rs_flow_ent *e;
+	uint32_t i;
+	int err = flow_entry(s, f, &i);
+
+	if (err)
+		return err;
+	rs_advance(s, now);
+	pacer_advance(s, now);
+	e = &p->fl[i];
+	if (e->state == RS_FL_GRANTED) {
+		int64_t g = e->grant, drr = e->grant_drr ? e->grant : 0;
+
+		gr_cut(p, i);
+		if (s->cfg.pacing)
+			refund(s, e->acct, g, drr);
+	} else if (e->state == RS_FL_WAITING) {
+		fifo_cut(p, i);
+		if (!p->ac[e->acct].nwait && p->ac[e->acct].active)
+			act_leave(p, e->acct);
+	}
+	acct_put(s, e->acct);
+	s->cls[e->cls].nflows--;
+	p->window_bytes -= e->clamp;
+	if (--p->open == 0)
+		p->wsum = 0;	/* no drift */
+	e->state = RS_FL_FREE;
+	if (++e->gen == 0)
+		e->gen = 1;
+	e->next = p->fl_free;
+	p->fl_free = i;
+	if (p->act_head != RS_NIL)
+		dispatch(s, now);
+	return 0;
+}
+
+/* A granted flow takes its grant as an allowance (of at most want). */
+static int64_t take_grant(struct rs_sched *s, uint32_t i, uint64_t want)
+{
+	struct rs_flow_ent *e = &s->pc.fl[i];
+	int64_t g = e->grant, take = (uint64_t)g < want ? g : (int64_t)want;
+	bool drr = e->grant_drr;
+
+	gr_cut(&s->pc, i);
+	e->allowed += take;
+	if (drr)
+		e->allowed_drr += take;
+	if (s->cfg.pacing && take < g)
+		refund(s, e->acct, g - take, drr ? g - take : 0);
+	return take;
+}
+
+int64_t rs_flow_allowance(struct rs_sched *s, rs_flow f, uint64_t want,
+			  rs_time_ns now)
+{
+	struct rs_pacer *p = &s->pc;
+	struct rs_flow_ent *e;
+	uint32_t i;
+	double need;
+	int err = flow_entry(s, f, &i);
+
+	if (err)
+		return err;
+	if (want == 0)
+		return RS_EINVAL;
+	if (want > WANT_MAX)
+		want = WANT_MAX;
+	e = &p->fl[i];
+	if (e->allowed > (int64_t)WANT_MAX)	/* asks and never reads */
+		return RS_ESTATE;
+	pacer_advance(s, now);
+	if (e->state == RS_FL_GRANTED)
+		return take_grant(s, i, want);
+	if (!s->cfg.pacing) {
+		e->allowed += (int64_t)want;
+		return (int64_t)want;
+	}
+	if (e->state == RS_FL_WAITING) {
+		e->want = want;
+		return 0;
+	}
+	need = fmin((double)want, MSS);
+	if (p->waiting == 0 && p->tokens >= need) {
+		int64_t take = (int64_t)fmin((double)want, floor(p->tokens));
+
+		p->tokens -= (double)take;
+		e->allowed += take;
+		return take;
+	}
+	e->want = want;
+	fifo_push(p, i);
+	s->ss = false;		/* the link is at R: slow start is over */
+	return 0;
+}
+
+int rs_flow_read(struct rs_sched *s, rs_flow f, uint64_t n, rs_time_ns now)
+{
+	struct rs_pacer *p = &s->pc;
+	struct rs_flow_ent *e;
+	uint32_t i, r;
+	int err = flow_entry(s, f, &i);
+
+	if (err)
+		return err;
+	rs_advance(s, now);
+	pacer_advance(s, now);
+	e = &p->fl[i];
+	if (e->state == RS_FL_GRANTED)	/* read without asking: take it */
+		take_grant(s, i, WANT_MAX);
+	if (s->cfg.pacing) {
+		if (n <= (uint64_t)e->allowed) {
+			int64_t unused = e->allowed - (int64_t)n;
+
+			refund(s, e->acct, unused, unused < e->allowed_drr ?
+			       unused : e->allowed_drr);
+		} else {
+			overcharge(s, e->acct, n - (uint64_t)e->allowed);
+		}
+	}
+	e->allowed = e->allowed_drr = 0;
+	r = e->req ? rs_lookup(s, e->req) : RS_NIL;
+	if (r != RS_NIL && s->req[r].state == RS_ST_RELEASED)
+		rs_req_bytes(s, r, n, now);	/* may release requests */
+	else
+		rs_foreign_bytes(s, e->cls, e->ukey, n, now);
+	if (p->act_head != RS_NIL)
+		dispatch(s, now);		/* may wake flows */
+	return 0;
+}
+
+uint32_t rs_flow_clamp(const struct rs_sched *cs, rs_flow f, rs_time_ns rtt)
+{
+	/* The clamp is recorded on the flow for rs_stats().window_bytes:
+	 * the instance is never const itself (rs_new() allocates it). */
+	struct rs_sched *s = (struct rs_sched *)cs;
+	struct rs_flow_ent *e;
+	const struct rs_acct *a;
+	double bdp2, share, clamp, ceiling;
+	uint32_t i;
+
+	if (!s || (i = flow_lookup(&s->pc, f)) == RS_NIL)
+		return 0;
+	e = &s->pc.fl[i];
+	a = &s->pc.ac[e->acct];
+	if (!rtt)
+		rtt = RS_NSEC_PER_SEC / 10;
+	bdp2 = 2 * rs_pacer_rate(s) * (double)rtt / (double)RS_NSEC_PER_SEC;
+	share = s->pc.wsum > 0 ?
+		s->cls[a->cls].weight / s->pc.wsum / (double)a->nflows : 1;
+	clamp = bdp2 * share;
+	ceiling = fmin(bdp2, CLAMP_MAX);
+	if (clamp > ceiling)
+		clamp = ceiling;
+	if (clamp < 2 * MSS)
+		clamp = 2 * MSS;
+	s->pc.window_bytes -= e->clamp;
+	e->clamp = (uint32_t)(clamp + 0.5);
+	s->pc.window_bytes += e->clamp;
+	return e->clamp;
+}
+
+/*
+ * rs_reconfigure(): the classes were renumbered (map: old -> new class,
+ * requests already moved) and the policy may have changed the account
+ * granularity. Accounts are rebuilt from the open flows (no allocation:
+ * accounts <= flows); waiting flows keep their order (the order of the old
+ * round, FIFO inside each account); deficits restart at 0; grants stay.
+ */
+void rs_pacer_rebuild(struct rs_sched *s, const uint32_t *map)
+{
+	struct rs_pacer *p = &s->pc;
+	uint32_t a, i, c, chain = RS_NIL, last = RS_NIL;
+
+	rs_pacer_wmin(s);
+	rs_pacer_cap(s);
+	/* one chain of the waiting flows, in round order, through next */
+	for (a = p->act_head; a != RS_NIL; a = p->ac[a].next) {
+		const struct rs_acct *e = &p->ac[a];
+
+		if (!e->nwait)
+			continue;
+		if (last != RS_NIL)
+			p->fl[last].next = e->head;
+		else
+			chain = e->head;
+		last = e->tail;
+	}
+	p->nac = 0;
+	p->ac_free = RS_NIL;
+	p->act_head = p->act_tail = RS_NIL;
+	p->waiting = 0;
+	p->wsum = 0;
+	if (p->slot)
+		memset(p->slot, 0, p->nslot * sizeof(*p->slot));
+	for (c = 0; c < s->ncls; c++)
+		s->cls[c].nflows = s->cls[c].naccts = 0;
+	for (i = 0; i < p->nfl; i++) {
+		struct rs_flow_ent *e = &p->fl[i];
+		uint32_t r;
+
+		if (e->state == RS_FL_FREE)
+			continue;
+		r = e->req ? rs_lookup(s, e->req) : RS_NIL;
+		if (r != RS_NIL)
+			e->cls = s->req[r].cls;
+		else if (map)
+			e->cls = map[e->cls];
+		e->acct = acct_get(s, e->cls, acct_key(s, e->ukey));
+		p->ac[e->acct].nflows++;
+		s->cls[e->cls].nflows++;
+	}
+	while (chain != RS_NIL) {
+		uint32_t next = p->fl[chain].next;
+
+		fifo_push(p, chain);
+		chain = next;
+	}
+}

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * test_link.c - the link source: exceptive bytes and rate, U from the
+ * link counter, errors. Link 8 Mbit/s = 1,000,000 bytes/s, U+ = 0.98,
+ * T = 1 s. Wire -> payload: 1,514-byte frames carry 1,448 bytes.
+ */
+#include <math.h>
+
+#include "harness.h"
+
+#define FRAMES(n) ((uint64_t)(n) * 1514)
+
+/* Sample 1: [0, 0.9 s], proxied 100,000, link 200 frames = 289,600 payload:
+ * exceptive 189,600, rate (1 - e^-0.9) * 189,600 / 0.9. Sample 2:
+ * [0.9, 1.5 s], proxied 400,000 > link 144,800: exceptive 0, the rate
+ * decays by e^-0.6. */
+START_TEST(exceptive_samples)
+{
+	struct rec rec = { 0 };
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_FIXED);
+	struct rs_sched *s;
+	struct rs_stats st;
+	double rate;
+	rs_id r1;
+
+	cfg.pacing = true;
+	s = new_one_class(&cfg, &rec);
+	r1 = enq(s, 0, 1, 0, 0);
+	ck_assert_int_eq(rs_set_link_source(s, RS_LINK_COUNTER, 0), 0);
+	ck_assert_int_eq(rs_on_bytes(s, r1, 100000, SEC / 2), 0);
+	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(200), 9 * SEC / 10), 0);
+	rate = (1 - exp(-0.9)) * 189600 / 0.9;
+	ck_assert_double_eq_tol(gstats(s).pace_bps, (980000 - rate) * 8, 1e-3);
+	rs_on_timer(s, SEC);
+	st = gstats(s);
+	ck_assert_int_eq(st.link_source, RS_LINK_COUNTER);
+	ck_assert_uint_eq(st.link_bytes, 289600);
+	ck_assert_uint_eq(st.proxied_bytes, 100000);
+	ck_assert_uint_eq(st.exceptive_bytes, 189600);
+	ck_assert_double_eq_tol(st.interval_s, 1, 1e-12);
+	ck_assert_double_eq_tol(st.U, 0.2896, 1e-9);	/* link bytes / C */
+	ck_assert_int_eq(rs_on_bytes(s, r1, 400000, 12 * SEC / 10), 0);
+	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(100), 15 * SEC / 10), 0);
+	rate *= exp(-0.6);
+	ck_assert_double_eq_tol(gstats(s).pace_bps, (980000 - rate) * 8, 1e-3);
+	rs_on_timer(s, 2 * SEC);
+	st = gstats(s);
+	ck_assert_uint_eq(st.link_bytes, 144800);
+	ck_assert_uint_eq(st.proxied_bytes, 400000);
+	ck_assert_uint_eq(st.exceptive_bytes, 0);
+	ck_assert_double_eq_tol(st.U, 0.4, 1e-9);	/* never below proxied */
+	/* back to the proxy's own bytes: the exceptive rate is forgotten */
+	ck_assert_int_eq(rs_set_link_source(s, RS_LINK_PROXIED, 2 * SEC), 0);
+	ck_assert_double_eq_tol(gstats(s).pace_bps, 980000 * 8, 1e-6);
+	ck_assert_int_eq(rs_on_bytes(s, r1, 300000, 25 * SEC / 10), 0);
+	rs_on_timer(s, 3 * SEC);
+	st = gstats(s);
+	ck_assert_int_eq(st.link_source, RS_LINK_PROXIED);
+	ck_assert_uint_eq(st.link_bytes, 300000);
+	ck_assert_uint_eq(st.proxied_bytes, 300000);
+	ck_assert_uint_eq(st.exceptive_bytes, 0);
+	rs_free(s);
+}
+END_TEST
+
+/* The rate left for the proxy never falls below 5 % of C. */
+START_TEST(rate_floor)
+{
+	struct rec rec = { 0 };
+	struct rs_config cfg = cfg_base(RS_POLICY_RFQ, RS_WIN_FIXED);
+	struct rs_sched *s;
+
+	cfg.pacing = true;
+	s = new_one_class(&cfg, &rec);
+	ck_assert_int_eq(rs_set_link_source(s, RS_LINK_COUNTER, 0), 0);
+	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(100000), SEC / 10), 0);
+	ck_assert_double_eq_tol(gstats(s).pace_bps, 0.05 * 8000000, 1e-6);
+	rs_free(s);
+}
+END_TEST
+
+/* Errors change nothing. */
+START_TEST(link_errors)
+{
+	struct rec rec = { 0 };
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_FIXED);
+	struct rs_sched *s = new_one_class(&cfg, &rec);
+	struct rs_stats a, b;
+
+	ck_assert_int_eq(rs_set_link_source(NULL, RS_LINK_COUNTER, 0), RS_EINVAL);
+	ck_assert_int_eq(rs_on_link_bytes(NULL, 1, 0), RS_EINVAL);
+	ck_assert_int_eq(rs_set_link_source(s, (enum rs_link_source)7, 0),
+			 RS_EINVAL);
+	rs_stats(s, &a);
+	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(10), SEC / 2), RS_ESTATE);
+	rs_stats(s, &b);
+	ck_assert_mem_eq(&a, &b, sizeof(a));
+	ck_assert_int_eq(a.link_source, RS_LINK_PROXIED);
+	rs_free(s);
+}
+END_TEST
+
+/* wrc-mult with the link full of traffic that bypasses the proxy: the
+ * proxy's own U is 0.1 (W+ would double), the link's 1.96 halves it
+ * (not below 1). */
+START_TEST(counter_drives_wrc_mult)
+{
+	struct rec rec = { 0 };
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_WRC_MULT);
+	struct rs_sched *s = new_one_class(&cfg, &rec);
+	rs_id r1;
+
+	r1 = enq_n(s, 2, 1, 0);		/* one waits: the window is the limit */
+	ck_assert_int_eq(rs_set_link_source(s, RS_LINK_COUNTER, 0), 0);
+	rs_on_bytes(s, r1, 100000, SEC / 2);
+	/* 1,354 frames = 1,960,592 payload bytes */
+	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(1354), 9 * SEC / 10), 0);
+	rs_on_timer(s, SEC);
+	ck_assert_double_eq_tol(gstats(s).U, 1.960592, 1e-9);
+	ck_assert_double_eq_tol(gstats(s).W_max, 1, 1e-12);
+	rs_free(s);
+}
+END_TEST
+
+/* wrc-aimd, F = 1: U over one completion uses the link bytes too:
+ * 1.960592 > U+ -> W+ - 1 (stays 1); the proxy's 0.1 would double it. */
+START_TEST(counter_drives_wrc_aimd)
+{
+	struct rec rec = { 0 };
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_WRC_AIMD);
+	struct rs_sched *s;
+	rs_id r1;
+
+	cfg.F = 1;
+	s = new_one_class(&cfg, &rec);
+	r1 = enq_n(s, 2, 1, 0);
+	ck_assert_int_eq(rs_set_link_source(s, RS_LINK_COUNTER, 0), 0);
+	rs_on_bytes(s, r1, 100000, SEC / 2);
+	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(1354), 9 * SEC / 10), 0);
+	rs_on_end(s, r1, false, SEC - 1);
+	ck_assert_double_eq_tol(gstats(s).U, 1.960592 * 1e9 / (SEC - 1), 1e-6);
+	ck_assert_double_eq_tol(gstats(s).W_max, 1, 1e-12);
+	rs_free(s);
+}
+END_TEST
+
+Suite *suite_link(void)
+{
+	Suite *s = suite_create("link");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, exceptive_samples);
+	tcase_add_test(tc, rate_floor);
+	tcase_add_test(tc, link_errors);
+	tcase_add_test(tc, counter_drives_wrc_mult);
+	tcase_add_test(tc, counter_drives_wrc_aimd);
+	suite_add_tcase(s, tc);
+	return s;
+}

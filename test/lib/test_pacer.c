@@ -1,0 +1,406 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * test_pacer.c - flows and the pacer (token bucket + DRR), hand-computed.
+ *
+ * Link 80 Mbit/s, U+ = 0.98: R = 9,800,000 bytes/s, B = R * 5 ms = 49,000,
+ * q = R * 2 ms = 19,600, so Q = 19,600 per unit of weight (w_min = 1).
+ * Link 8 Mbit/s: R = 980,000, B = 4,900, q = 1,960.
+ */
+#include <math.h>
+
+#include "harness.h"
+
+#define MS (SEC / 1000)
+
+/* Records wakes; optionally tries to re-enter from inside. */
+struct wakes {
+	rs_flow f[MAXREL];
+	int n;
+	struct rs_sched *s;
+	int reenter_err;
+};
+
+static struct wakes *g_wakes;	/* ctx of rs_new() is the release rec */
+
+static void on_wake(void *ctx, rs_flow f, void *cookie)
+{
+	struct wakes *w = g_wakes;
+
+	(void)ctx;
+	(void)cookie;
+	ck_assert_int_lt(w->n, MAXREL);
+	w->f[w->n++] = f;
+	if (w->s)
+		w->reenter_err = (int)rs_flow_allowance(w->s, f, 1, 0);
+}
+
+static struct rs_sched *new_paced(struct rs_config *cfg, struct rec *rec,
+				  struct wakes *wk)
+{
+	struct rs_sched *s;
+
+	cfg->pacing = true;
+	s = rs_new(cfg, rec_release, rec);
+	ck_assert_ptr_nonnull(s);
+	memset(wk, 0, sizeof(*wk));
+	g_wakes = wk;
+	rs_set_wake(s, on_wake);
+	return s;
+}
+
+static rs_flow fopen_(struct rs_sched *s, rs_id req, int cls, uint64_t user,
+		      rs_time_ns now)
+{
+	rs_flow f = 0;
+
+	ck_assert_int_eq(rs_flow_open(s, req, cls, user, NULL, now, &f), 0);
+	ck_assert(f != 0);
+	return f;
+}
+
+/* Weights 3:1, two backlogged accounts asking 9,800 bytes at a time:
+ * per round the weight-3 account gets Q = 58,800 = 6 grants, the other
+ * 19,600 = 2 grants, one grant per ms (the tokens of 1 ms are 9,800). */
+START_TEST(drr_three_to_one)
+{
+	struct rec rec = { 0 };
+	struct wakes wk;
+	struct rs_config cfg = cfg_base(RS_POLICY_RFQ, RS_WIN_FIXED);
+	struct rs_sched *s;
+	rs_flow fa, fb;
+	uint64_t ba = 0, bb = 0;
+	rs_time_ns now = 0;
+	int i, round;
+
+	cfg.link_bps = 80000000;
+	s = new_paced(&cfg, &rec, &wk);
+	ck_assert_int_eq(rs_class_add(s, "a", 3), 0);
+	ck_assert_int_eq(rs_class_add(s, "b", 1), 1);
+	fa = fopen_(s, 0, 0, 1, 0);
+	fb = fopen_(s, 0, 1, 2, 0);
+	/* the bucket starts full: B = 49,000 at once */
+	ck_assert_int_eq(rs_flow_allowance(s, fa, 1000000, 0), 49000);
+	ck_assert_int_eq(rs_flow_read(s, fa, 49000, 0), 0);
+	ck_assert_int_eq(rs_flow_allowance(s, fa, 9800, 0), 0);
+	ck_assert_int_eq(rs_flow_allowance(s, fb, 9800, 0), 0);
+	ck_assert_uint_eq(gstats(s).flows_waiting, 2);
+	for (round = 0; round < 4; round++) {
+		for (i = 0; i < 8; i++) {
+			rs_flow f;
+			int64_t g;
+
+			now = rs_next_deadline(s);
+			ck_assert_uint_eq(now, (rs_time_ns)(round * 8 + i + 1) * MS);
+			wk.n = 0;
+			rs_on_timer(s, now);
+			ck_assert_int_eq(wk.n, 1);
+			f = wk.f[0];
+			ck_assert(f == (i < 6 ? fa : fb));
+			g = rs_flow_allowance(s, f, 9800, now);
+			ck_assert_int_eq(g, 9800);
+			*(f == fa ? &ba : &bb) += (uint64_t)g;
+			ck_assert_int_eq(rs_flow_read(s, f, (uint64_t)g, now), 0);
+			ck_assert_int_eq(rs_flow_allowance(s, f, 9800, now), 0);
+		}
+		ck_assert_uint_eq(ba, 3 * bb);
+		ck_assert_uint_eq(ba, 58800 * (uint64_t)(round + 1));
+	}
+	/* the byte counts went to the classes as foreign bytes */
+	ck_assert_uint_eq(cstats(s, 0).foreign_bytes, 49000 + ba);
+	ck_assert_uint_eq(cstats(s, 1).bytes, bb);
+	rs_free(s);
+}
+END_TEST
+
+/* Tokens never exceed B: after 10 s idle the bucket holds B = 4,900; an
+ * unused allowance comes back but the bucket stays capped. */
+START_TEST(tokens_capped)
+{
+	struct rec rec = { 0 };
+	struct wakes wk;
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_FIXED);
+	struct rs_sched *s = new_paced(&cfg, &rec, &wk);
+	rs_flow f;
+
+	ck_assert_int_eq(rs_class_add(s, "c", 1), 0);
+	f = fopen_(s, 0, 0, 1, 0);
+	ck_assert_int_eq(rs_flow_allowance(s, f, 1000000, 10 * SEC), 4900);
+	ck_assert_int_eq(rs_flow_read(s, f, 0, 10 * SEC), 0);	/* refund */
+	ck_assert_int_eq(rs_flow_allowance(s, f, 1000000, 20 * SEC), 4900);
+	ck_assert_int_eq(rs_flow_read(s, f, 4900, 20 * SEC), 0);
+	/* 1 ms later: 980 bytes, less than one segment (1,448): wait */
+	ck_assert_int_eq(rs_flow_allowance(s, f, 1000000, 20 * SEC + MS), 0);
+	/* a small want needs only itself */
+	rs_flow_close(s, f, 20 * SEC + MS);
+	f = fopen_(s, 0, 0, 1, 20 * SEC + MS);
+	ck_assert_int_eq(rs_flow_allowance(s, f, 500, 20 * SEC + MS), 500);
+	/* over-reading is counted and drives the tokens negative:
+	 * 480 left - 10,000 = -9,520; 10 ms later only 280 */
+	ck_assert_int_eq(rs_flow_read(s, f, 10500, 20 * SEC + MS), 0);
+	ck_assert_int_eq(rs_flow_allowance(s, f, 1448, 20 * SEC + 11 * MS), 0);
+	ck_assert_uint_eq(cstats(s, 0).foreign_bytes, 4900 + 10500);
+	rs_free(s);
+}
+END_TEST
+
+/* No waiting flow: the pacer arms no timer (only the controller's
+ * update interval). A waiting flow: when the tokens reach its need. */
+START_TEST(idle_no_deadline)
+{
+	struct rec rec = { 0 };
+	struct wakes wk;
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_FIXED);
+	struct rs_sched *s = new_paced(&cfg, &rec, &wk);
+	rs_flow fa, fb;
+
+	ck_assert_int_eq(rs_class_add(s, "c", 1), 0);
+	fa = fopen_(s, 0, 0, 1, 0);
+	fb = fopen_(s, 0, 0, 2, 0);
+	ck_assert_uint_eq(rs_next_deadline(s), SEC);	/* update interval */
+	ck_assert_int_eq(rs_flow_allowance(s, fa, 4900, 0), 4900);
+	ck_assert_uint_eq(rs_next_deadline(s), SEC);
+	ck_assert_int_eq(rs_flow_allowance(s, fb, 100000, 0), 0);
+	/* 1,448 bytes at 980,000 bytes/s: 1,477,551.02 ns, rounded up */
+	ck_assert_uint_eq(rs_next_deadline(s), 1477552);
+	rs_on_timer(s, 1477552);
+	ck_assert_int_eq(wk.n, 1);
+	ck_assert(wk.f[0] == fb);
+	ck_assert_uint_eq(gstats(s).flows_waiting, 0);
+	ck_assert_uint_eq(rs_next_deadline(s), SEC);
+	/* the grant: min(want, deficit 1,960, tokens 1,448.0005) = 1,448 */
+	ck_assert_int_eq(rs_flow_allowance(s, fb, 100000, 1477552), 1448);
+	/* 2 ms: 512 tokens. fa waits for 1,448; fb's 100 would fit but
+	 * fa waits first: both wait, and the head (fb's account, still in
+	 * its turn with deficit 512) has enough: not before now + 1 ms */
+	ck_assert_int_eq(rs_flow_read(s, fb, 1448, 2 * MS), 0);
+	ck_assert_int_eq(rs_flow_allowance(s, fa, 100000, 2 * MS), 0);
+	ck_assert_int_eq(rs_flow_allowance(s, fb, 100, 2 * MS), 0);
+	ck_assert_uint_eq(gstats(s).flows_waiting, 2);
+	ck_assert_uint_eq(rs_next_deadline(s), 3 * MS);
+	rs_on_timer(s, 3 * MS);
+	ck_assert_int_eq(wk.n, 2);
+	ck_assert(wk.f[1] == fb);
+	ck_assert_int_eq(rs_flow_allowance(s, fb, 100, 3 * MS), 100);
+	rs_free(s);
+}
+END_TEST
+
+/* A grant nobody asks for within 1 s goes back; until then it is kept. */
+START_TEST(stale_grant_reclaimed)
+{
+	struct rec rec = { 0 };
+	struct wakes wk;
+	struct rs_config cfg = cfg_base(RS_POLICY_RFQ, RS_WIN_FIXED);
+	struct rs_sched *s = new_paced(&cfg, &rec, &wk);
+	rs_flow fa, fb, fc;
+
+	ck_assert_int_eq(rs_class_add(s, "c", 1), 0);
+	fa = fopen_(s, 0, 0, 1, 0);
+	fb = fopen_(s, 0, 0, 2, 0);
+	fc = fopen_(s, 0, 0, 3, 0);
+	ck_assert_int_eq(rs_flow_allowance(s, fa, 4900, 0), 4900);
+	ck_assert_int_eq(rs_flow_allowance(s, fb, 100000, 0), 0);
+	rs_on_timer(s, 1477552);
+	ck_assert_int_eq(wk.n, 1);		/* fb holds 1,448 */
+	/* fc waits; the pending grant's expiry is in the deadlines */
+	ck_assert_int_eq(rs_flow_allowance(s, fc, 1448, 1477552), 0);
+	/* 1,448 - 0.00096 left over at 980,000 bytes/s: 1,477,551 ns */
+	ck_assert_uint_eq(rs_next_deadline(s), 1477552 + 1477551);
+	rs_on_timer(s, 1477552 + 1477551);
+	ck_assert_int_eq(wk.n, 2);		/* fc served, fb still holds */
+	ck_assert_int_eq(rs_flow_allowance(s, fb, 100000, SEC / 2), 1448);
+	ck_assert_int_eq(rs_flow_read(s, fb, 1448, SEC / 2), 0);
+	/* fc never comes back: at grant + 1 s its 1,448 return to the
+	 * (already full) bucket and fc asks anew from the tokens */
+	ck_assert_int_eq(rs_flow_allowance(s, fc, 100000, 3 * SEC), 4900);
+	rs_free(s);
+}
+END_TEST
+
+/* clamp = 2 R rtt * w / sum(w) / flows of the account, 2 MSS .. min(2 R
+ * rtt, 16 MiB). rfq: accounts per class; R = 980,000 bytes/s. */
+START_TEST(clamp_numbers)
+{
+	struct rec rec = { 0 };
+	struct wakes wk;
+	struct rs_config cfg = cfg_base(RS_POLICY_RFQ, RS_WIN_FIXED);
+	struct rs_sched *s = new_paced(&cfg, &rec, &wk);
+	rs_flow a1, a2, b1;
+
+	ck_assert_int_eq(rs_class_add(s, "a", 3), 0);
+	ck_assert_int_eq(rs_class_add(s, "b", 1), 1);
+	a1 = fopen_(s, 0, 0, 1, 0);
+	a2 = fopen_(s, 0, 0, 2, 0);
+	b1 = fopen_(s, 0, 1, 3, 0);
+	/* 2 * 980,000 * 0.1 = 196,000; a: 3/4 over 2 flows = 73,500 */
+	ck_assert_uint_eq(rs_flow_clamp(s, a1, 100 * MS), 73500);
+	ck_assert_uint_eq(rs_flow_clamp(s, a2, 0), 73500);	/* 100 ms */
+	ck_assert_uint_eq(rs_flow_clamp(s, b1, 100 * MS), 49000);
+	ck_assert_uint_eq(gstats(s).window_bytes, 73500 + 73500 + 49000);
+	/* 1 ms: 1,960 / 4 = 490 -> floor 2,896 */
+	ck_assert_uint_eq(rs_flow_clamp(s, b1, MS), 2896);
+	ck_assert_uint_eq(gstats(s).window_bytes, 73500 + 73500 + 2896);
+	rs_flow_close(s, a2, 0);
+	ck_assert_uint_eq(gstats(s).window_bytes, 73500 + 2896);
+	/* a alone over one flow: 3/4 of 196,000 */
+	ck_assert_uint_eq(rs_flow_clamp(s, a1, 100 * MS), 147000);
+	ck_assert_uint_eq(rs_flow_clamp(s, a2, 100 * MS), 0);	/* stale */
+	rs_free(s);
+
+	/* ceiling: 10 Gbit/s, one flow, 1 s: min(2.45e9, 16 MiB) */
+	cfg = cfg_base(RS_POLICY_MSF, RS_WIN_FIXED);
+	cfg.link_bps = 10000000000ULL;
+	s = new_paced(&cfg, &rec, &wk);
+	ck_assert_int_eq(rs_class_add(s, "c", 1), 0);
+	a1 = fopen_(s, 0, 0, 1, 0);
+	ck_assert_uint_eq(rs_flow_clamp(s, a1, SEC), 16777216);
+	/* msf: one account per user: users 1 and 2 of weight 1 share */
+	a2 = fopen_(s, 0, 0, 2, 0);
+	ck_assert_uint_eq(rs_flow_clamp(s, a1, MS), 1225000);	/* 2.45e6/2 */
+	rs_free(s);
+}
+END_TEST
+
+/* share_bps: msf w * (accounts of the class with flows) / sum. */
+START_TEST(class_share)
+{
+	struct rec rec = { 0 };
+	struct wakes wk;
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_FIXED);
+	struct rs_sched *s = new_paced(&cfg, &rec, &wk);
+
+	ck_assert_int_eq(rs_class_add(s, "a", 2), 0);
+	ck_assert_int_eq(rs_class_add(s, "b", 1), 1);
+	ck_assert_int_eq(rs_class_add(s, "c", 1), 2);
+	fopen_(s, 0, 0, 1, 0);
+	fopen_(s, 0, 0, 2, 0);
+	fopen_(s, 0, 0, 2, 0);		/* same account */
+	fopen_(s, 0, 1, 7, 0);
+	/* sum = 2 + 2 + 1 = 5; R * 8 = 7,840,000 */
+	ck_assert_double_eq_tol(gstats(s).pace_bps, 7840000, 1e-6);
+	ck_assert_uint_eq(gstats(s).flows, 4);
+	ck_assert_uint_eq(cstats(s, 0).flows, 3);
+	ck_assert_double_eq_tol(cstats(s, 0).share_bps, 7840000.0 * 4 / 5, 1e-6);
+	ck_assert_double_eq_tol(cstats(s, 1).share_bps, 7840000.0 / 5, 1e-6);
+	ck_assert_double_eq_tol(cstats(s, 2).share_bps, 0, 1e-12);
+	rs_free(s);
+}
+END_TEST
+
+/* Flows bound to a request count exactly like rs_on_bytes(); misuse. */
+START_TEST(bound_flow_and_errors)
+{
+	struct rec rec = { 0 };
+	struct wakes wk;
+	struct rs_config cfg = cfg_base(RS_POLICY_DRR, RS_WIN_FIXED);
+	struct rs_sched *s = new_paced(&cfg, &rec, &wk);
+	rs_id r1, r2;
+	rs_flow f = 0, f2;
+
+	ck_assert_int_eq(rs_class_add(s, "c", 1), 0);
+	r1 = enq(s, 0, 1, 1000, 0);
+	r2 = enq(s, 0, 1, 1000, 0);		/* queued */
+	ck_assert_int_eq(rs_flow_open(s, r2, 0, 0, NULL, 0, &f), RS_ESTATE);
+	ck_assert_int_eq(rs_flow_open(s, r1 + (1ULL << 32), 0, 0, NULL, 0, &f),
+			 RS_ESTALE);
+	ck_assert_int_eq(rs_flow_open(s, 0, 5, 0, NULL, 0, &f), RS_ENOCLASS);
+	ck_assert_int_eq(rs_flow_open(s, 0, 0, 0, NULL, 0, NULL), RS_EINVAL);
+	ck_assert_int_eq(rs_flow_open(NULL, 0, 0, 0, NULL, 0, &f), RS_EINVAL);
+	f = fopen_(s, r1, 99, 99, 0);		/* cls, user ignored */
+	f2 = fopen_(s, r1, 0, 0, 0);		/* a second flow (FTP data) */
+	ck_assert_uint_eq(cstats(s, 0).flows, 2);
+	ck_assert_int_eq(rs_flow_allowance(s, f, 0, 0), RS_EINVAL);
+	ck_assert_int_eq(rs_flow_allowance(s, f, 1000, 0), 1000);
+	ck_assert_int_eq(rs_flow_read(s, f, 1000, 0), 0);
+	ck_assert_int_eq(rs_flow_read(s, f2, 200, 0), 0);
+	ck_assert_uint_eq(cstats(s, 0).bytes, 1200);
+	ck_assert_uint_eq(cstats(s, 0).foreign_bytes, 0);
+	rs_on_end(s, r1, false, 1);
+	/* after the end the flow's bytes are foreign bytes of its class */
+	ck_assert_int_eq(rs_flow_read(s, f, 10, 1), 0);
+	ck_assert_uint_eq(cstats(s, 0).foreign_bytes, 10);
+	ck_assert_int_eq(rs_flow_close(s, f, 1), 0);
+	ck_assert_int_eq(rs_flow_close(s, f, 1), RS_ESTALE);
+	ck_assert_int_eq(rs_flow_read(s, f, 1, 1), RS_ESTALE);
+	ck_assert_int_eq(rs_flow_allowance(s, f, 1, 1), RS_ESTALE);
+	ck_assert_int_eq(rs_flow_allowance(s, 0, 1, 1), RS_ESTALE);
+	ck_assert_uint_eq(rs_flow_clamp(s, f, 0), 0);
+	ck_assert_int_eq(rs_flow_close(s, f2, 1), 0);
+	ck_assert_uint_eq(gstats(s).flows, 0);
+	(void)r2;
+	rs_free(s);
+}
+END_TEST
+
+/* The wake callback cannot re-enter (RS_EBUSY). */
+START_TEST(wake_no_reentry)
+{
+	struct rec rec = { 0 };
+	struct wakes wk;
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_FIXED);
+	struct rs_sched *s = new_paced(&cfg, &rec, &wk);
+	rs_flow fa, fb;
+
+	ck_assert_int_eq(rs_class_add(s, "c", 1), 0);
+	fa = fopen_(s, 0, 0, 1, 0);
+	fb = fopen_(s, 0, 0, 2, 0);
+	ck_assert_int_eq(rs_flow_allowance(s, fa, 4900, 0), 4900);
+	ck_assert_int_eq(rs_flow_allowance(s, fb, 4900, 0), 0);
+	wk.s = s;
+	rs_on_timer(s, 10 * MS);
+	ck_assert_int_eq(wk.n, 1);
+	ck_assert_int_eq(wk.reenter_err, RS_EBUSY);
+	rs_free(s);
+}
+END_TEST
+
+/* Pacing off: every allowance at once; R reported as U+ C. A reconfigure
+ * that turns pacing off wakes the waiting flows; one that removes a class
+ * moves its flows to the default class. */
+START_TEST(pacing_off_and_reconfigure)
+{
+	struct rec rec = { 0 };
+	struct wakes wk;
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_FIXED);
+	struct rs_sched *s = new_paced(&cfg, &rec, &wk);
+	const char *names[] = { "d" };
+	double weights[] = { 1 };
+	rs_flow fa, fb;
+
+	ck_assert_int_eq(rs_class_add(s, "c", 1), 0);
+	ck_assert_int_eq(rs_class_add(s, "d", 1), 1);
+	fa = fopen_(s, 0, 0, 1, 0);
+	fb = fopen_(s, 0, 1, 2, 0);
+	ck_assert_int_eq(rs_flow_allowance(s, fa, 4900, 0), 4900);
+	ck_assert_int_eq(rs_flow_allowance(s, fb, 3000, 0), 0);
+	cfg.pacing = false;
+	ck_assert_int_eq(rs_reconfigure(s, &cfg, names, weights, 1, "d", 0), 0);
+	ck_assert_int_eq(wk.n, 1);
+	ck_assert(wk.f[0] == fb);
+	ck_assert_int_eq(rs_flow_allowance(s, fb, 100000, 0), 3000);	/* grant */
+	ck_assert_int_eq(rs_flow_allowance(s, fb, 100000, 0), 100000);
+	ck_assert_uint_eq(cstats(s, 0).flows, 2);	/* both in "d" */
+	ck_assert_double_eq_tol(gstats(s).pace_bps, 0.98 * 8000000, 1e-6);
+	ck_assert_int_eq(rs_flow_read(s, fa, 4900, 0), 0);
+	ck_assert_uint_eq(cstats(s, 0).foreign_bytes, 4900);
+	rs_free(s);
+}
+END_TEST
+
+Suite *suite_pacer(void)
+{
+	Suite *s = suite_create("pacer");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, drr_three_to_one);
+	tcase_add_test(tc, tokens_capped);
+	tcase_add_test(tc, idle_no_deadline);
+	tcase_add_test(tc, stale_grant_reclaimed);
+	tcase_add_test(tc, clamp_numbers);
+	tcase_add_test(tc, class_share);
+	tcase_add_test(tc, bound_flow_and_errors);
+	tcase_add_test(tc, wake_no_reentry);
+	tcase_add_test(tc, pacing_off_and_reconfigure);
+	suite_add_tcase(s, tc);
+	return s;
+}
