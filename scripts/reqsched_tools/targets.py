@@ -163,13 +163,13 @@ def format_rows(rows: list[dict]) -> str:
     if not rows:
         return ""
     out = ["targets (every mode but stock; N/A = data missing, never a pass):"]
-    hdr = f"  {'mode':<14} {'period':<6} {'target':<40} {'measured':>9} {'limit':>9}  result"
+    hdr = f"  {'mode':<14} {'period':<6} {'target':<46} {'measured':>9} {'limit':>9}  result"
     out.append(hdr)
     out.append("  " + "-" * (len(hdr) - 2))
     for x in rows:
         res = "N/A" if x["ok"] is None else ("PASS" if x["ok"] else "MISS")
         meas = "-" if x["measured"] is None else f"{x['measured']:.3f}"
-        out.append(f"  {x['mode']:<14} {x['period']:<6} {x['target']:<40} {meas:>9} "
+        out.append(f"  {x['mode']:<14} {x['period']:<6} {x['target']:<46} {meas:>9} "
                    f"{x['op']} {x['limit']:<6g}  {res}  {x['note']}")
     n = len(rows)
     ok = sum(1 for x in rows if x["ok"])
