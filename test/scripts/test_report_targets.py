@@ -177,6 +177,7 @@ def test_report_additions_and_targets(run_dir):
     assert rows["req/s after restart / stock"]["ok"] is False
     assert rows["not worse: b bit/s / min(stock, fair)"]["ok"] is True
     assert rows["not worse: i small p95 / stock"]["ok"] is True
+    assert rows["not worse: i bit/s / stock"]["measured"] == pytest.approx(1.0)
     assert all(r["mode"] == "msf" for r in json.load(open(run_dir / "targets.json")))
     text = open(run_dir / "table.txt").read()
     assert "idle-link fetch" in text and "PASS" in text and "proxy restart" in text
