@@ -931,6 +931,67 @@ def make_report(run_dir: str, json_out: Optional[str] = None, plots: bool = True
     return clean
 
 
+def markdown(results: list[dict], sc: dict, label: str = "") -> str:
+    """A compact markdown table of a report (doc/testbed.md's result tables): per
+    mode the class bit/s with their fair-share errors, small-object p95 of the
+    targets' interactive class, utilization, drops, queue delay, restart req/s,
+    and the targets' pass count; cross-traffic periods as extra rows."""
+    names = [c["name"] for c in sc["classes"]]
+    inter = (sc.get("targets") or {}).get("interactive")
+    head = ["mode", "period", " / ".join(names) + " Mbit/s", "err %"]
+    if inter:
+        head.append(f"{inter} small p50 / p95 ms")
+    head += ["util", "drops", "queue ms mean / p95"]
+    if any(r.get("restart") for r in results):
+        head.append("req/s before / after")
+    head.append("targets")
+    out = [f"**{sc.get('name')}{' ' + label if label else ''}**", "",
+           "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+
+    def cells(r: dict, per: str, cl: list[dict], util, drops, qd) -> list[str]:
+        row = [r["mode"], per, " / ".join(f"{c['throughput_bps'] / 1e6:.3f}" for c in cl),
+               " / ".join("-" if c.get("share_error") is None else f"{c['share_error'] * 100:+.0f}"
+                          for c in cl)]
+        if inter:
+            c = next((c for c in r["classes"] if c["name"] == inter), {})
+            sm = c.get("small_latency_ms") or {}
+            row.append(f"{fmt(sm.get('p50'), '.0f')} / {fmt(sm.get('p95'), '.0f')}"
+                       if per == "all" else "")
+        qd = qd or {}
+        row += [fmt(util, ".3f"), fmt(drops, "d"),
+                f"{fmt(qd.get('mean'), '.0f')} / {fmt(qd.get('p95'), '.0f')}"]
+        if any(x.get("restart") for x in results):
+            rs = r.get("restart") or {}
+            row.append(f"{fmt(rs.get('rps_before'), '.2f')} / {fmt(rs.get('rps_after'), '.2f')}"
+                       if per == "all" else "")
+        ts = [t for t in r.get("targets", []) if t["period"] == per or per == "all"
+              and t["period"] == "all"]
+        if r["mode"] == "stock" or not ts:
+            row.append("(reference)" if r["mode"] == "stock" else "-")
+        else:
+            ok = sum(1 for t in ts if t["ok"])
+            row.append(f"{ok}/{len(ts)} pass" + (", miss: " + "; ".join(
+                t["target"] for t in ts if t["ok"] is False) if ok < len(ts) else ""))
+        return row
+
+    for r in results:
+        out.append("| " + " | ".join(cells(r, "all", r["classes"], r.get("utilization"),
+                                          r.get("bottleneck_drops"),
+                                          r.get("queue_delay_ms"))) + " |")
+        for per in ("on", "off"):
+            ps = (r.get("periods") or {}).get(per)
+            if ps and ps.get("classes"):
+                out.append("| " + " | ".join(cells(r, per, ps["classes"], ps.get("utilization"),
+                                                  ps.get("drops"), ps.get("queue_delay_ms")))
+                           + " |")
+    idle = results[0].get("idle_reference") if results else None
+    if idle:
+        sm = idle["small_latency_ms"]
+        out += ["", f"idle-link fetch: small p50 {fmt(sm['p50'], '.0f')} ms, p95 "
+                    f"{fmt(sm['p95'], '.0f')} ms ({idle['small_requests']} responses)"]
+    return "\n".join(out)
+
+
 def sweep_summary(out: str, point_dirs: list[str], json_out: Optional[str] = None) -> str:
     """A sweep's run directory: every point's table and targets in one sweep.txt,
     and sweep.json = {label: report list}."""
@@ -958,7 +1019,18 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--json", help="also write the report JSON here")
     ap.add_argument("--no-plots", action="store_true")
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--markdown", action="store_true",
+                    help="print compact markdown tables (from report.json; no re-analysis)")
     args = ap.parse_args(argv)
+    if args.markdown:
+        dirs = [args.run_dir] if os.path.exists(os.path.join(args.run_dir, "report.json")) \
+            else sorted(os.path.join(args.run_dir, d) for d in os.listdir(args.run_dir)
+                        if os.path.exists(os.path.join(args.run_dir, d, "report.json")))
+        for d in dirs:
+            sc = json.load(open(os.path.join(d, "scenario.json"), encoding="utf-8"))
+            res = json.load(open(os.path.join(d, "report.json"), encoding="utf-8"))
+            print(markdown(res, sc, sc.get("sweep_label", "")) + "\n")
+        return 0
     try:
         if not os.path.exists(os.path.join(args.run_dir, "scenario.json")):
             # a sweep: one report per point directory, then the summary

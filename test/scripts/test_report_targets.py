@@ -205,3 +205,17 @@ def test_targets_miss_and_na_are_never_hidden():
     text = targets.format_rows(rows)
     assert "MISS" in text and "N/A" in text and "pass" in text
     assert targets._ratio(0, 0) == 0 and math.isinf(targets._ratio(3, 0))
+
+
+def test_markdown_summary(run_dir):
+    res = report.make_report(str(run_dir), plots=False, quiet=True)
+    sc = json.load(open(run_dir / "scenario.json"))
+    md = report.markdown(res, sc)
+    lines = md.splitlines()
+    assert lines[2].startswith("| mode | period | i / b Mbit/s")
+    stock = next(x for x in lines if x.startswith("| stock | all"))
+    assert "(reference)" in stock and "1000 / 1000" in stock
+    msf = next(x for x in lines if x.startswith("| msf | all"))
+    assert "0.020 / 1.600" in msf and "100 / 100" in msf and "pass" in msf
+    assert any(x.startswith("| msf | on") for x in lines)
+    assert "idle-link fetch: small p50 80 ms" in md

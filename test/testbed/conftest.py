@@ -50,8 +50,6 @@ def testbed_run():
         if os.path.exists(os.path.join(out, "skipped.json")):
             with open(os.path.join(out, "skipped.json"), encoding="utf-8") as f:
                 skipped = json.load(f)
-        if os.path.exists(os.path.join(out, "table.txt")):
-            print(open(os.path.join(out, "table.txt"), encoding="utf-8").read())
         return TestbedRun(out, reports, skipped, p.returncode)
 
     yield run
