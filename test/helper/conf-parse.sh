@@ -12,7 +12,7 @@ TOP=$(cd "$(dirname "$0")/../.." && pwd)
 SQUID=${1:-$TOP/build/squid/sbin/squid}
 HELPER=${2:-$TOP/build/bin/ext_reqsched_class_acl}
 SNIPPETS="reqsched-example forward-subnets intercept helper-address helper-login compare-delay-pools
-          compare-reqsched interactions"
+          compare-reqsched interactions link-counter-snmp link-counter-iface"
 
 for f in "$SQUID" "$HELPER"; do
 	[ -x "$f" ] || { echo "conf-parse: $f not built" >&2; exit 1; }

@@ -266,7 +266,10 @@ def test_rfq_class_based_fairness(squid_factory, origin):
 # 4. aborts, resets, read timeouts: the window never leaks
 # --------------------------------------------------------------------------
 def test_aborts_resets_timeouts_free_the_window(squid_factory, origin):
-    sq = squid_factory(sched=sched_conf(window="fixed 2"), extra="read_timeout 2 seconds\n")
+    # long_transfer 0: the 2 MB response keeps its slot (with pacing it would
+    # leave the window at 64 KB and release the queued requests early)
+    sq = squid_factory(sched=sched_conf(window="fixed 2", more="request_sched_long_transfer 0"),
+                       extra="read_timeout 2 seconds\n")
     first = h.Background([
         # origin never answers: Squid's read_timeout (2 s) ends it with 504
         lambda: http_get(sq.port, origin.url("/t4/hang", hang=1), tag="hang", timeout=30),
@@ -417,7 +420,9 @@ def test_window_controller_fills_the_link(squid_factory, origin, window):
     """C = 8 Mbit/s, every response paced at 1 Mbit/s by the origin, 24
     backlogged requests: W+ must grow from 1 to about 8 (U+ = 98%) within a
     few 1 s update intervals, and the achieved rate approach C."""
-    sq = squid_factory(sched=sched_conf(window=window, link="8 Mbit"))
+    # the papers' admission-only controllers: pacing (its slow start and long
+    # transfers leaving the window) changes how W+ moves
+    sq = squid_factory(sched=sched_conf(window=window, link="8 Mbit", more="request_sched_pacing off"))
     out: List[Result] = []
     lock = threading.Lock()
     t0 = time.monotonic()

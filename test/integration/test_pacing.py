@@ -1,0 +1,424 @@
+"""The byte layer (patches 10-12): request_sched_pacing and
+request_sched_long_transfer.  Squid reads each scheduled server connection
+(and every CONNECT tunnel's server side) only when libreqsched's pacer allows,
+and clamps its TCP receive window to rs_flow_clamp().
+
+Every test starts its own Squid on 127.0.0.1 with classes gold 3 (GOLD_SRC)
+and bronze 1 (BRONZE_SRC); scripts/origin (one per session) and the
+Streamer (raw bytes for CONNECT) are the servers."""
+from __future__ import annotations
+
+import re
+import socket
+import subprocess
+import threading
+import time
+from typing import Dict, List, Optional
+
+import pytest
+
+import rsharness as h
+from rsharness import Result, http_get, sched_conf, wait_until
+
+GOLD_SRC = "127.0.0.2"
+BRONZE_SRC = "127.0.0.3"
+OTHER_SRC = "127.0.0.9"
+
+pytestmark = pytest.mark.skipif(not h.squid_supports("request_sched_pacing"),
+                                reason="this Squid has no request_sched_pacing (patches 10-12)")
+
+
+def paced_squid(squid_factory, link: str = "16 Mbit", window: str = "fixed 4",
+                pacing: str = "on", long_transfer: str = "64 KB", more: str = "",
+                name: str = "squid") -> h.Squid:
+    acls = f"acl gold_src src {GOLD_SRC}\nacl bronze_src src {BRONZE_SRC}\n"
+    sched = sched_conf(window=window, classes=(("gold", 3), ("bronze", 1)),
+                       access=(("gold", "allow gold_src"), ("bronze", "allow bronze_src")),
+                       link=link,
+                       more=f"request_sched_pacing {pacing}\n"
+                            f"request_sched_long_transfer {long_transfer}\n{more}")
+    return squid_factory(name=name, acls=acls, sched=sched)
+
+
+def balanced_and_closed(sq: h.Squid, timeout: float = 20) -> h.Report:
+    """Idle: W = 0, queued = 0, no flow open or waiting, released = ended."""
+    def idle() -> bool:
+        rp = sq.report()
+        return (rp.g("W") == 0 and rp.g("queued") == 0 and rp.g("flows") == 0
+                and rp.g("flows_waiting") == 0 and rp.g("released") == rp.g("ended"))
+    wait_until(idle, timeout, what="W = 0, queued = 0, flows = 0 and released = ended")
+    rp = sq.report()
+    for name, c in rp.classes.items():
+        assert c["flows"] == "0" and c["outstanding"] == "0", rp.text
+    return rp
+
+
+class Reader(threading.Thread):
+    """Reads one HTTP response or CONNECT tunnel as fast as it can until
+    stop() (then closes).  got: bytes read so far."""
+
+    def __init__(self, proxy_port: int, src: str, url: str = "", connect_port: int = 0,
+                 upgrade: bool = False):
+        super().__init__(daemon=True)
+        self.upgrade = upgrade
+        self.proxy_port, self.src, self.url, self.connect_port = proxy_port, src, url, connect_port
+        self.got = 0
+        self.error = ""
+        self.done = threading.Event()
+        self.start()
+
+    def run(self) -> None:
+        try:
+            with socket.socket() as s:
+                s.bind((self.src, 0))
+                s.settimeout(30)
+                s.connect(("127.0.0.1", self.proxy_port))
+                if self.url and self.upgrade:
+                    host = self.url.split("/")[2]
+                    s.sendall(f"GET {self.url} HTTP/1.1\r\nHost: {host}\r\nConnection: Upgrade\r\n"
+                              f"Upgrade: WebSocket\r\n\r\n".encode())
+                elif self.connect_port:
+                    t = f"127.0.0.1:{self.connect_port}"
+                    s.sendall(f"CONNECT {t} HTTP/1.1\r\nHost: {t}\r\n\r\n".encode())
+                else:
+                    host = self.url.split("/")[2]
+                    s.sendall(f"GET {self.url} HTTP/1.0\r\nHost: {host}\r\n\r\n".encode())
+                s.settimeout(0.5)
+                while not self.done.is_set():
+                    try:
+                        c = s.recv(65536)
+                    except socket.timeout:
+                        continue
+                    if not c:
+                        break
+                    self.got += len(c)
+        except OSError as e:
+            self.error = f"{type(e).__name__}: {e}"
+
+    def stop(self) -> None:
+        self.done.set()
+        self.join(10)
+
+
+def class_bytes(rp: h.Report) -> Dict[str, float]:
+    return {n: rp.c(n, "bytes") for n in ("gold", "bronze")}
+
+
+# --------------------------------------------------------------------------
+# (a) a long transfer leaves the window: a small request is not blocked
+# --------------------------------------------------------------------------
+def _bulk_then_small(sq: h.Squid, origin) -> Dict[str, float]:
+    # 3 MB at 6 Mbit/s from the origin: about 4 s; the link (100 Mbit) is not the limit
+    bulk_url = origin.url("/pace-a/bulk", size="3m", rate_bps=6_000_000)
+    bulk = h.Background([lambda: http_get(sq.port, bulk_url, src=BRONZE_SRC, tag="bulk")])
+    time.sleep(0.6)   # the bulk is well past 64 KB (about 450 kB)
+    small = http_get(sq.port, origin.url("/pace-a/small", size=2000), src=GOLD_SRC, tag="small")
+    b = bulk.join(30)[0]
+    assert small.ok and b.ok, (small, b)
+    return {"small_s": small.t_end - small.t_start, "bulk_s": b.t_end - b.t_start,
+            "bulk_left_s": b.t_end - small.t_start}
+
+
+def test_long_transfer_does_not_block_small_request(squid_factory, origin):
+    """fixed 1: before, the small gold request waited for the whole bronze
+    bulk download; now the bulk leaves the window at 64 KB."""
+    sq = paced_squid(squid_factory, link="100 Mbit", window="fixed 1")
+    t = _bulk_then_small(sq, origin)
+    print(f"pacing on: small {t['small_s']*1000:.0f} ms, bulk {t['bulk_s']:.2f} s")
+    assert t["bulk_s"] >= 3.0, t
+    # served within a small bound, far below the bulk's remaining time
+    assert t["small_s"] <= max(0.5, 0.15 * t["bulk_s"]), t
+    rp = balanced_and_closed(sq)
+    assert rp.g("long_transfers") == 0, rp.text
+
+
+def test_pacing_off_keeps_admission_only_behaviour(squid_factory, origin):
+    """(e) request_sched_pacing off: the small request waits for the bulk as
+    before (long_transfer does not apply), and reads are not paced: a
+    download runs far faster than the configured link."""
+    sq = paced_squid(squid_factory, link="100 Mbit", window="fixed 1", pacing="off")
+    t = _bulk_then_small(sq, origin)
+    print(f"pacing off: small {t['small_s']*1000:.0f} ms, bulk {t['bulk_s']:.2f} s")
+    assert t["small_s"] >= 0.7 * t["bulk_left_s"], t
+    rp = sq.report()
+    assert rp.glob["pacing"] == "off", rp.text
+
+    # unpaced reads: 4 MB through a "16 Mbit" link from an unpaced origin
+    sq2 = paced_squid(squid_factory, link="16 Mbit", pacing="off", name="squid2")
+    r = http_get(sq2.port, origin.url("/pace-e/fast", size="4m"), src=GOLD_SRC)
+    assert r.ok, r
+    rate = r.body_len * 8 / (r.t_end - r.t_start)
+    print(f"pacing off: {rate/1e6:.1f} Mbit/s with link 16 Mbit")
+    assert rate > 2 * 16e6, f"{rate/1e6:.1f} Mbit/s: reads look paced with request_sched_pacing off"
+    balanced_and_closed(sq2)
+
+
+# --------------------------------------------------------------------------
+# (b) the receive window of a scheduled server connection is clamped
+# --------------------------------------------------------------------------
+class SmallMssOrigin:
+    """An HTTP server on 127.0.0.1 that answers every request with `nbytes`
+    of body, one thread per connection, sending with an Ethernet-sized MSS
+    (TCP_MAXSEG 1448 on the listening socket): on loopback (MSS 64 KB) Squid
+    raises a clamp of a few segments to two 64 KB segments.  raw=True: no
+    HTTP, just the bytes (a CONNECT target), with the loopback MSS."""
+
+    def __init__(self, nbytes: int, raw: bool = False, rate_bps: float = 0, upgrade: bool = False):
+        self.nbytes = nbytes
+        self.raw = raw
+        self.upgrade = upgrade
+        self.rate_bps = rate_bps
+        self.sock = socket.socket()
+        if not raw:
+            self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, 1448)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.stopped = False
+        threading.Thread(target=self._loop, daemon=True).start()
+
+    def _loop(self) -> None:
+        while not self.stopped:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(c,), daemon=True).start()
+
+    def _serve(self, c: socket.socket) -> None:
+        try:
+            c.settimeout(30)
+            buf = b""
+            while not self.raw and b"\r\n\r\n" not in buf:
+                d = c.recv(4096)
+                if not d:
+                    return
+                buf += d
+            if self.upgrade:
+                c.sendall(b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n"
+                          b"Upgrade: WebSocket\r\n\r\n")
+            elif not self.raw:
+                c.sendall(f"HTTP/1.1 200 OK\r\nContent-Length: {self.nbytes}\r\n"
+                          "Cache-Control: no-store\r\nConnection: close\r\n\r\n".encode())
+            block = b"y" * (16384 if self.rate_bps else 65536)
+            left = self.nbytes
+            t0 = time.monotonic()
+            while left > 0:
+                left -= c.send(block[:min(left, len(block))])
+                if self.rate_bps:   # the server's own bandwidth
+                    ahead = t0 + (self.nbytes - left) * 8 / self.rate_bps - time.monotonic()
+                    if ahead > 0:
+                        time.sleep(ahead)
+        except OSError:
+            pass
+        finally:
+            c.close()
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def snd_wnd(self) -> List[int]:
+        """snd_wnd (the window Squid advertises) of every established server socket."""
+        out = subprocess.run(["ss", "-tin", "state", "established", f"( sport = :{self.port} )"],
+                             capture_output=True, text=True, timeout=10).stdout
+        # one "cwnd:" per socket; no snd_wnd means a zero window
+        return [int(m.group(1) or 0) for m in re.finditer(r"cwnd:\d+(?:.*?snd_wnd:(\d+))?", out)]
+
+    def stop(self) -> None:
+        self.stopped = True
+        self.sock.close()
+
+
+def _sample_window(sq: h.Squid, srv: SmallMssOrigin, path: str, seconds: float = 3.0):
+    bg = h.Background([lambda: http_get(sq.port, srv.url(path), src=GOLD_SRC, timeout=60)])
+    time.sleep(0.5)
+    wins, clamps, seen = [], [], []
+    t_end = time.monotonic() + seconds
+    while time.monotonic() < t_end and bg.results[0] is None:
+        w = srv.snd_wnd()
+        rp = sq.report()
+        seen.append((len(w), rp.g("flows")))
+        if len(w) == 1 and rp.g("flows") == 1:
+            wins.append(w[0])
+            clamps.append(rp.g("window_bytes"))
+        time.sleep(0.05)
+    r = bg.join(60)[0]
+    assert r.ok, r
+    print(f"{path}: {r.body_len} bytes in {r.t_end - r.t_start:.2f} s, {len(wins)} samples")
+    return sorted(wins), sorted(clamps)
+
+
+def test_receive_window_is_clamped(squid_factory):
+    """A server sending at 8 Mbit/s of its own (Squid reads everything at
+    once) sees Squid advertise at most about rs_flow_clamp() (window_bytes on
+    the page, the only flow); with pacing off, the same transfer gets the
+    kernel's autotuned window, many times larger."""
+    if subprocess.run(["ss", "-V"], capture_output=True).returncode != 0:
+        pytest.skip("no ss")
+    srv = SmallMssOrigin(3_000_000, rate_bps=8_000_000)
+    try:
+        sq = paced_squid(squid_factory, link="100 Mbit")
+        wins, clamps = _sample_window(sq, srv, "/pace-b/clamped")
+        assert len(wins) >= 10, (wins, clamps)
+        med_win, med_clamp = wins[len(wins) // 2], clamps[len(clamps) // 2]
+        print(f"clamped: server snd_wnd median {med_win} max {wins[-1]}, "
+              f"rs_flow_clamp {med_clamp:.0f}")
+        assert 0 < med_clamp <= 64 * 1024, clamps
+        # the kernel rounds up to its window scale unit and may offer a segment more
+        assert 0 < med_win and wins[-1] <= med_clamp * 1.25 + 2 * 1448, (wins, clamps)
+
+        sq_off = paced_squid(squid_factory, link="100 Mbit", pacing="off", name="squid-off")
+        wins_off, _ = _sample_window(sq_off, srv, "/pace-b/unclamped")
+        assert len(wins_off) >= 10, wins_off
+        med_off = wins_off[len(wins_off) // 2]
+        print(f"unclamped: server snd_wnd median {med_off} max {wins_off[-1]}")
+        assert med_off >= 4 * med_win, (wins_off, wins)
+    finally:
+        srv.stop()
+
+
+# --------------------------------------------------------------------------
+# (c) byte shares follow the weights; the total is U+ * C
+# --------------------------------------------------------------------------
+def _measure_shares(sq: h.Squid, readers: List[Reader], warmup: float = 2.0, span: float = 6.0):
+    time.sleep(warmup)
+    rp0 = sq.report()
+    t0 = time.monotonic()
+    time.sleep(span)
+    rp1 = sq.report()
+    dt = time.monotonic() - t0
+    for r in readers:
+        r.stop()
+    key = "bytes"
+    d = {n: rp1.c(n, key) - rp0.c(n, key) for n in ("gold", "bronze")}
+    return d, dt
+
+
+def test_byte_shares_follow_weights(squid_factory, origin):
+    sq = paced_squid(squid_factory, link="16 Mbit", window="fixed 4")
+    readers = [Reader(sq.port, src, url=origin.url(f"/pace-c/{src}/{i}", size="200m"))
+               for src in (GOLD_SRC, BRONZE_SRC) for i in range(2)]
+    d, dt = _measure_shares(sq, readers)
+    ratio = d["gold"] / max(1, d["bronze"])
+    total_bps = (d["gold"] + d["bronze"]) * 8 / dt
+    print(f"http shares: gold {d['gold']:.0f} B, bronze {d['bronze']:.0f} B, ratio {ratio:.2f}, "
+          f"total {total_bps/1e6:.2f} Mbit/s (U+ C = {0.98*16:.2f})")
+    assert 2.2 <= ratio <= 4.0, d
+    assert 0.8 * 0.98 * 16e6 <= total_bps <= 1.1 * 0.98 * 16e6, total_bps
+    balanced_and_closed(sq)
+
+
+# --------------------------------------------------------------------------
+# (d) the same through CONNECT tunnels
+# --------------------------------------------------------------------------
+def test_tunnel_byte_shares_follow_weights(squid_factory):
+    st = SmallMssOrigin(400_000_000, raw=True)
+    sq = paced_squid(squid_factory, link="16 Mbit")
+    readers = [Reader(sq.port, src, connect_port=st.port)
+               for src in (GOLD_SRC, BRONZE_SRC) for _ in range(2)]
+    try:
+        wait_until(lambda: sq.report().g("flows") == 4, 10, what="4 tunnel flows")
+        d, dt = _measure_shares(sq, readers)
+    finally:
+        for r in readers:
+            r.stop()
+        st.stop()
+    ratio = d["gold"] / max(1, d["bronze"])
+    total_bps = (d["gold"] + d["bronze"]) * 8 / dt
+    print(f"tunnel shares: gold {d['gold']:.0f} B, bronze {d['bronze']:.0f} B, ratio {ratio:.2f}, "
+          f"total {total_bps/1e6:.2f} Mbit/s")
+    assert 2.2 <= ratio <= 4.0, d
+    assert 0.8 * 0.98 * 16e6 <= total_bps <= 1.1 * 0.98 * 16e6, total_bps
+    rp = sq.report()
+    assert rp.c("gold", "foreign_bytes") > 0 and rp.c("bronze", "foreign_bytes") > 0, rp.text
+    balanced_and_closed(sq)
+
+
+def test_upgraded_connection_shares_follow_weights(squid_factory):
+    """101 Switching Protocols (WebSocket): after switchToTunnel() the
+    server-to-client bytes are paced like a tunnel of the client's class."""
+    st = SmallMssOrigin(400_000_000, upgrade=True)
+    sq = paced_squid(squid_factory, link="16 Mbit",
+                     more="http_upgrade_request_protocols WebSocket allow all")
+    readers = [Reader(sq.port, src, url=st.url(f"/ws/{src}/{i}"), upgrade=True)
+               for src in (GOLD_SRC, BRONZE_SRC) for i in range(2)]
+    try:
+        wait_until(lambda: sum(r.got for r in readers if r.src == BRONZE_SRC) > 100_000, 10,
+                   what="bytes on the upgraded connections")
+        d, dt = _measure_shares(sq, readers)
+    finally:
+        for r in readers:
+            r.stop()
+        st.stop()
+    ratio = d["gold"] / max(1, d["bronze"])
+    total_bps = (d["gold"] + d["bronze"]) * 8 / dt
+    print(f"upgrade shares: gold {d['gold']:.0f} B, bronze {d['bronze']:.0f} B, ratio {ratio:.2f}, "
+          f"total {total_bps/1e6:.2f} Mbit/s")
+    assert 2.2 <= ratio <= 4.0, d
+    assert 0.8 * 0.98 * 16e6 <= total_bps <= 1.1 * 0.98 * 16e6, total_bps
+    balanced_and_closed(sq)
+
+
+# --------------------------------------------------------------------------
+# (f) client aborts while reads wait for the pacer
+# --------------------------------------------------------------------------
+def test_client_abort_while_paced(squid_factory, origin):
+    """A slow link keeps flows waiting for the pacer; clients leave (FIN and
+    RST) during downloads and tunnels.  Squid survives, every flow closes, the
+    page goes back to 0, and new requests work."""
+    st = SmallMssOrigin(50_000_000, raw=True)
+    sq = paced_squid(squid_factory, link="2 Mbit", window="fixed 2")
+    jobs = []
+    for i in range(4):
+        jobs.append(lambda i=i: http_get(sq.port, origin.url(f"/pace-f/{i}", size="5m"),
+                                         src=(GOLD_SRC, BRONZE_SRC)[i % 2], abort_after_s=1.0 + 0.2 * i,
+                                         rst=bool(i % 2)))
+    bg = h.Background(jobs)
+    tunnels = [Reader(sq.port, (GOLD_SRC, BRONZE_SRC)[i], connect_port=st.port) for i in range(2)]
+    wait_until(lambda: sq.report().g("flows_waiting") >= 1, 10, what="a flow waiting for the pacer")
+    time.sleep(0.5)
+    for t in tunnels:
+        t.stop()
+    res = bg.join(30)
+    st.stop()
+    assert all(r.aborted for r in res), res
+    rp = balanced_and_closed(sq)
+    assert sq.alive()
+    log = sq.cache_log()
+    assert "assertion failed" not in log and "FATAL" not in log, sq.tail_logs()
+    r = http_get(sq.port, origin.url("/pace-f/after", size=1000), src=GOLD_SRC)
+    assert r.ok, r
+    balanced_and_closed(sq)
+
+
+# --------------------------------------------------------------------------
+# directives
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("line", ["request_sched_pacing maybe", "request_sched_long_transfer -5 KB",
+                                  "request_sched_long_transfer lots"],
+                         ids=["pacing-word", "negative-size", "size-word"])
+def test_parse_rejects_bad_pacing_values(workdir, line):
+    good = sched_conf(more="request_sched_pacing off\nrequest_sched_long_transfer 128 KB")
+    sq = h.Squid(workdir / "parse", sched=good + line + "\n")
+    text = sq.config_text()
+    n = text.splitlines().index(line) + 1
+    r = h.Squid.run_parse(sq.conf)
+    assert r.returncode != 0, r.stdout
+    assert re.search(rf"(squid\.conf\({n}\)|line {n}\b)", r.stdout), r.stdout
+    sq.sched = good
+    sq.write_config()
+    assert h.Squid.run_parse(sq.conf).returncode == 0
+
+
+def test_reconfigure_applies_pacing(squid_factory, origin):
+    sq = paced_squid(squid_factory, pacing="on", long_transfer="64 KB")
+    rp = sq.report()
+    assert rp.glob["pacing"] == "on" and rp.g("long_transfer") == 65536, rp.text
+    sq.sched = sq.sched.replace("request_sched_pacing on", "request_sched_pacing off") \
+                       .replace("request_sched_long_transfer 64 KB", "request_sched_long_transfer 0")
+    sq.write_config()
+    assert sq.reconfigure().returncode == 0
+    wait_until(lambda: sq.report().glob["pacing"] == "off", 10, what="pacing off after reconfigure")
+    assert sq.report().g("long_transfer") == 0
+    r = http_get(sq.port, origin.url("/pace-r/x", size=1000), src=GOLD_SRC)
+    assert r.ok, r
