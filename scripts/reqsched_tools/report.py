@@ -992,6 +992,15 @@ def markdown(results: list[dict], sc: dict, label: str = "") -> str:
     return "\n".join(out)
 
 
+def sweep_order(path: str) -> tuple:
+    """Sweep point directories (key-VALUE) in numeric order of their values."""
+    v = os.path.basename(path).rsplit("-", 1)[-1]
+    try:
+        return (0, float(v), path)
+    except ValueError:
+        return (1, 0.0, path)
+
+
 def sweep_summary(out: str, point_dirs: list[str], json_out: Optional[str] = None) -> str:
     """A sweep's run directory: every point's table and targets in one sweep.txt,
     and sweep.json = {label: report list}."""
@@ -1024,8 +1033,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = ap.parse_args(argv)
     if args.markdown:
         dirs = [args.run_dir] if os.path.exists(os.path.join(args.run_dir, "report.json")) \
-            else sorted(os.path.join(args.run_dir, d) for d in os.listdir(args.run_dir)
-                        if os.path.exists(os.path.join(args.run_dir, d, "report.json")))
+            else sorted((os.path.join(args.run_dir, d) for d in os.listdir(args.run_dir)
+                         if os.path.exists(os.path.join(args.run_dir, d, "report.json"))),
+                        key=sweep_order)
         for d in dirs:
             sc = json.load(open(os.path.join(d, "scenario.json"), encoding="utf-8"))
             res = json.load(open(os.path.join(d, "report.json"), encoding="utf-8"))
@@ -1034,8 +1044,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     try:
         if not os.path.exists(os.path.join(args.run_dir, "scenario.json")):
             # a sweep: one report per point directory, then the summary
-            subs = sorted(os.path.join(args.run_dir, d) for d in os.listdir(args.run_dir)
-                          if os.path.exists(os.path.join(args.run_dir, d, "scenario.json")))
+            subs = sorted((os.path.join(args.run_dir, d) for d in os.listdir(args.run_dir)
+                           if os.path.exists(os.path.join(args.run_dir, d, "scenario.json"))),
+                          key=sweep_order)
             if not subs:
                 raise FileNotFoundError(f"no scenario.json in {args.run_dir} or below")
             for d in subs:
