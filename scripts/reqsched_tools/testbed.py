@@ -110,6 +110,19 @@ class Sampler:
         return p.stdout
 
 
+def rejects(parse_output: str, directive: str) -> bool:
+    """Whether `squid -k parse` output rejects a directive: a line naming it that
+    is an error ("unrecognized: 'X'", "Bungled ... X", FATAL/ERROR), not Squid's
+    "Processing: X ..." echo of every line."""
+    for ln in parse_output.splitlines():
+        if directive not in ln or "Processing:" in ln:
+            continue
+        low = ln.lower()
+        if any(w in low for w in ("unrecognized", "unknown", "bungled", "fatal", "error")):
+            return True
+    return False
+
+
 class Runner:
     def __init__(self, sc: Scenario, out: str, run_id: str, squid: Optional[str],
                  verbose: bool = False):
@@ -136,7 +149,7 @@ class Runner:
             f.write("http_port 127.0.0.1:1\nrequest_scheduler off\n")
         p = subprocess.run([path, "-k", "parse", "-f", conf], capture_output=True, text=True)
         os.unlink(conf)
-        return p.returncode == 0 and "request_scheduler" not in p.stderr
+        return p.returncode == 0 and not rejects(p.stderr + p.stdout, "request_scheduler")
 
     @staticmethod
     def probe_directives(path: str) -> frozenset[str]:
@@ -149,7 +162,7 @@ class Runner:
                 f.write(f"http_port 127.0.0.1:1\nrequest_scheduler off\n{d} {value}\n")
             p = subprocess.run([path, "-k", "parse", "-f", conf], capture_output=True, text=True)
             os.unlink(conf)
-            if p.returncode == 0 and d not in p.stderr:
+            if p.returncode == 0 and not rejects(p.stderr + p.stdout, d):
                 known.add(d)
         return frozenset(known)
 
@@ -162,10 +175,7 @@ class Runner:
         p = subprocess.run(self.topo.exec_argv("gw", [self.squid, "-k", "parse", "-f", conf]),
                            capture_output=True, text=True)
         out = p.stderr + p.stdout
-        missing = [d for d in squidconf.BYTE_LAYER_DIRECTIVES
-                   if any(d in ln for ln in out.splitlines()
-                          if "FATAL" in ln or "ERROR" in ln or "Bungled" in ln
-                          or "unrecognized" in ln.lower() or "unknown" in ln.lower())]
+        missing = [d for d in squidconf.BYTE_LAYER_DIRECTIVES if rejects(out, d)]
         if mode.needs_pacing_squid:
             missing += [d for d in squidconf.BYTE_LAYER_DIRECTIVES
                         if d not in self.known and d not in missing]

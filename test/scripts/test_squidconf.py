@@ -42,3 +42,14 @@ def test_buffer_limit_bytes():
     assert netns.buffer_limit_bytes(2_000_000, 250) == 62_500
     assert netns.buffer_limit_bytes(2_000_000, 1000) == 250_000
     assert netns.buffer_limit_bytes(2_000_000, 1) == 4 * netns.MTU_FRAME
+
+
+def test_parse_output_rejects_only_errors():
+    from reqsched_tools.testbed import rejects
+    ok = ("2026/11/23 12:42:54| Processing: request_scheduler off\n"
+          "2026/11/23 12:42:54| Processing: request_sched_pacing off\n")
+    assert not rejects(ok, "request_sched_pacing") and not rejects(ok, "request_scheduler")
+    bad = ok + "2026/11/23 12:42:51| q.conf(3): unrecognized: 'request_sched_pacing'\n"
+    assert rejects(bad, "request_sched_pacing") and not rejects(bad, "request_scheduler")
+    assert rejects("FATAL: Bungled squid.conf line 3: request_sched_link_counter iface x",
+                   "request_sched_link_counter")
