@@ -1,8 +1,12 @@
 # mk/testbed.mk - the namespace testbed, log replay, report and origin server
 # (scripts/testbed, scripts/replay, scripts/report, scripts/origin; doc/testbed.md).
 #   make check-scripts   pytest unit tests: report maths, log parsers, scenarios, origin
-#   make check-testbed   a short (~2 min) field-trial-shaped run (8 Mbit/s, see
-#                        test/testbed/check-field-trial.toml): msf vs stock, asserted
+#   make check-testbed   both checks below (~6.5 min)
+#   make check-testbed-admission  a short (~2 min) field-trial-shaped run (8 Mbit/s, see
+#                        test/testbed/check-field-trial.toml): msf/nopacing vs stock
+#   make check-testbed-pacing  the byte layer (~4.5 min): bufferbloat at 1000 ms and
+#                        cross traffic at 60% of C, msf (pacing) vs stock, targets
+#                        asserted; FAILS on a Squid without request_sched_pacing
 #   make demo            field-trial in every mode (~5 min): table, JSON, PNGs in
 #                        results/field-trial-<timestamp>/
 #   make bench-testbed   origin server throughput (paced and unpaced)
@@ -13,18 +17,26 @@ TESTBED_PYTEST := python3 -m pytest -p no:cacheprovider -q
 DEMO_DURATION  ?= 36
 DEMO_WARMUP    ?= 10
 DEMO_INTERVAL  ?= 2
-DEMO_MODES     ?= stock,delay-pools,htb,msf,rfq,drr,msf+sff
+# msf, rfq, ... run the byte layer (pacing); /nopacing is the admission layer alone
+DEMO_MODES     ?= stock,delay-pools,htb,msf/nopacing,msf,rfq,drr,msf+sff
 
 CHECK_TARGETS += check-scripts check-testbed
 BENCH_TARGETS += bench-testbed
 
-.PHONY: check-scripts check-testbed demo bench-testbed
+.PHONY: check-scripts check-testbed check-testbed-admission check-testbed-pacing demo \
+	bench-testbed
 
 check-scripts: $(STAMPS)/deps
 	cd $(TOP) && $(TESTBED_PYTEST) test/scripts
 
 check-testbed: squid $(STAMPS)/deps
 	cd $(TOP) && $(TESTBED_PYTEST) -s test/testbed
+
+check-testbed-admission: squid $(STAMPS)/deps
+	cd $(TOP) && $(TESTBED_PYTEST) -s test/testbed/test_testbed.py
+
+check-testbed-pacing: squid $(STAMPS)/deps
+	cd $(TOP) && $(TESTBED_PYTEST) -s test/testbed/test_byte_layer.py
 
 demo: all
 	$(TESTBED) run --scenario field-trial --modes $(DEMO_MODES) --duration $(DEMO_DURATION) \

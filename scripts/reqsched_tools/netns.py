@@ -5,7 +5,7 @@
   RUN-gw   lan1 10.10.0.1/16 (Squid listens on :3128), wan0 10.99.0.1/30;
            uplink tbf on wan0; HTB (mode htb) on lan1; forwards cross traffic
   RUN-isp  wan1 10.99.0.2/30 with the downlink bottleneck tbf (drop-tail, limit
-           queue_bdp x BDP), srv0 10.98.0.1/30
+           buffer_ms at C), srv0 10.98.0.1/30
   RUN-srv  srv1 10.98.0.2/30, origin addresses 10.20.0.1..N and the cross-traffic
            sender 10.20.255.1 on lo
 
@@ -58,6 +58,11 @@ def user_addr(class_index: int, user_index: int) -> str:
     return f"10.10.{class_index + 1}.{user_index + 1}"
 
 
+def buffer_limit_bytes(rate_bps: float, buffer_ms: float) -> int:
+    """The tbf's drop-tail limit: buffer_ms of queue at rate_bps, at least 4 frames."""
+    return int(max(rate_bps / 8.0 * buffer_ms / 1000.0, 4 * MTU_FRAME))
+
+
 def server_addr(i: int) -> str:
     return f"10.20.{i // 250}.{i % 250 + 1}"
 
@@ -84,7 +89,7 @@ class Topology:
 
     # -- setup / teardown -----------------------------------------------------
     def setup(self, n_classes_users: list[int], n_servers: int, downlink_bps: float,
-              uplink_bps: float, rtt_ms: float, queue_bdp: float) -> None:
+              uplink_bps: float, buffer_ms: float) -> None:
         """Create (or re-create: idempotent) the four namespaces and the links."""
         self.teardown(quiet=True)
         for r in NS_ROLES:
@@ -116,20 +121,20 @@ class Topology:
         self.batch("srv", srv)
         for r in ("gw", "isp"):
             self.sysctl(r, "net.ipv4.ip_forward", "1")
-        self.shape(downlink_bps, uplink_bps, rtt_ms, queue_bdp)
+        self.shape(downlink_bps, uplink_bps, buffer_ms)
 
-    def shape(self, downlink_bps: float, uplink_bps: float, rtt_ms: float,
-              queue_bdp: float) -> dict:
+    def shape(self, downlink_bps: float, uplink_bps: float, buffer_ms: float) -> dict:
         """tbf on the ISP's interface toward the gateway (downlink) and on the
-        gateway's WAN interface (uplink); drop-tail limit = queue_bdp x BDP."""
+        gateway's WAN interface (uplink); drop-tail limit = buffer_ms at the
+        link's rate (at least 4 frames)."""
         out = {}
         for role, dev, rate in (("isp", "wan1", downlink_bps), ("gw", "wan0", uplink_bps)):
-            bdp = rate / 8.0 * rtt_ms / 1000.0
-            limit = int(max(queue_bdp * bdp, 4 * MTU_FRAME))
+            limit = buffer_limit_bytes(rate, buffer_ms)
             burst = int(max(2 * MTU_FRAME, rate / 8.0 * 0.004))
             run(["tc", "-n", self.ns[role], "qdisc", "replace", "dev", dev, "root", "tbf",
                  "rate", f"{int(rate)}bit", "burst", str(burst), "limit", str(limit)])
-            out[dev] = {"rate_bps": rate, "burst_bytes": burst, "limit_bytes": limit}
+            out[dev] = {"rate_bps": rate, "burst_bytes": burst, "limit_bytes": limit,
+                        "buffer_ms": buffer_ms}
         return out
 
     def htb_on(self, rate_bps: float, class_weights: list[float]) -> None:

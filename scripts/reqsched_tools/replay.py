@@ -2,6 +2,13 @@
 source address, fetching URLs backlogged (N parallel connections per user) or
 with exponential think times, during optional on/off phases.
 
+A user with "tunnel": true sends its requests inside CONNECT tunnels, as a
+browser does for https: CONNECT server:443, then requests_per_tunnel requests
+(plain HTTP, origin-form) to that server through the tunnel, then a new tunnel.
+The first request of a tunnel's latency includes the CONNECT. Each user may
+have its own size distribution ("sizes": {"mu", "sigma"} lognormal or
+{"uniform": [lo, hi]}, "max": cap).
+
 Outputs (in --out DIR):
   requests.csv      one row per request: id,user,class,addr,url,start,first_byte,end,
                     bytes,status,error (times in s since the replay start; -1 = never)
@@ -28,6 +35,33 @@ from urllib.parse import urlsplit
 from . import logparse
 
 HEAD_LIMIT = 65536
+TUNNEL_PORT = 443
+
+
+@dataclass
+class SizeDist:
+    """A user's response sizes: lognormal(mu, sigma) or uniform [lo, hi], capped."""
+    mu: float = 9.357
+    sigma: float = 1.318
+    uniform: Optional[tuple[float, float]] = None
+    max: int = 100_000_000
+
+    def draw(self, rng: random.Random) -> int:
+        if self.uniform:
+            x = rng.uniform(self.uniform[0], self.uniform[1])
+        else:
+            x = rng.lognormvariate(self.mu, self.sigma)
+        return max(1, min(self.max, 100_000_000, int(x)))
+
+    @staticmethod
+    def from_json(d: Optional[dict], mu: float, sigma: float) -> "SizeDist":
+        d = d or {}
+        u = d.get("uniform")
+        return SizeDist(mu=float(d.get("mu", mu)) if d.get("mu") is not None else mu,
+                        sigma=float(d.get("sigma", sigma)) if d.get("sigma") is not None
+                        else sigma,
+                        uniform=(float(u[0]), float(u[1])) if u else None,
+                        max=int(d.get("max", 100_000_000)))
 
 
 @dataclass
@@ -39,6 +73,9 @@ class User:
     parallel: int = 1
     think_s: float = 5.0
     phases: list[tuple[float, float]] = field(default_factory=list)
+    sizes: Optional[SizeDist] = None     # None: the replay's --mu/--sigma
+    tunnel: bool = False
+    requests_per_tunnel: int = 6
 
 
 @dataclass
@@ -65,19 +102,35 @@ class UrlSource:
         self.mu, self.sigma, self.seed = mu, sigma, seed
         self.entries = entries
 
-    def sequence(self, user_index: int, n_users: int, user_id: str):
+    def sequence(self, user_index: int, n_users: int, user_id: str,
+                 sizes: Optional[SizeDist] = None):
         if self.entries:
             i = user_index % len(self.entries)
             while True:
                 yield self.entries[i][0]
                 i = (i + n_users) % len(self.entries)
+        dist = sizes or SizeDist(self.mu, self.sigma)
         rng = random.Random(f"{self.seed}/{user_id}")
         seq = 0
         while True:
             seq += 1
-            size = max(1, min(100_000_000, int(rng.lognormvariate(self.mu, self.sigma))))
+            size = dist.draw(rng)
             server = self.servers[rng.randrange(len(self.servers))]
             yield f"http://{server}/obj/{user_id}/{seq}?size={size}"
+
+
+def tunnel_path(url: str) -> str:
+    """The origin-form target of an absolute URL ('/path?query')."""
+    p = urlsplit(url)
+    return (p.path or "/") + (f"?{p.query}" if p.query else "")
+
+
+def tunnel_status(head: bytes) -> int:
+    """The status code of a CONNECT answer's head (0 if it is not HTTP)."""
+    first = head.split(b"\r\n", 1)[0].decode("latin-1").split(None, 2)
+    if len(first) < 2 or not first[0].startswith("HTTP/") or not first[1].isdigit():
+        return 0
+    return int(first[1])
 
 
 def server_for_host(host: str, servers: list[str]) -> str:
@@ -169,14 +222,45 @@ class Replay:
         d = self.bins[cls]
         d[b] = d.get(b, 0) + n
 
+    async def open_tunnel(self, conn: list, user: User, host: str, rec: Record) -> None:
+        """CONNECT host:443 through the proxy; conn becomes [reader, writer, host, 0]."""
+        reader, writer = await asyncio.open_connection(
+            self.proxy[0], self.proxy[1], local_addr=(user.addr, 0), limit=HEAD_LIMIT)
+        conn[0], conn[1] = reader, writer
+        target = f"{host}:{TUNNEL_PORT}"
+        writer.write((f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n"
+                      f"User-Agent: reqsched-replay\r\nX-Replay-Id: {rec.rid}\r\n\r\n")
+                     .encode("latin-1"))
+        await writer.drain()
+        head = await reader.readuntil(b"\r\n\r\n")
+        status = tunnel_status(head)
+        if status != 200:
+            raise ConnectionError(f"CONNECT {target}: status {status}")
+        conn[2], conn[3] = host, 0
+
     async def fetch(self, conn: list, user: User, url: str, rec: Record) -> None:
-        """One GET through the proxy on conn ([reader, writer] or [None, None])."""
-        if conn[0] is None:
-            conn[0], conn[1] = await asyncio.open_connection(
-                self.proxy[0], self.proxy[1], local_addr=(user.addr, 0), limit=HEAD_LIMIT)
-        reader, writer = conn
-        host = urlsplit(url).netloc
-        writer.write((f"GET {url} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: reqsched-replay\r\n"
+        """One GET through the proxy on conn ([reader, writer, tunnel host, requests
+        in the tunnel], or Nones), directly or inside a CONNECT tunnel."""
+        parts_u = urlsplit(url)
+        host = parts_u.netloc
+        if user.tunnel:
+            if conn[0] is not None and conn[3] >= user.requests_per_tunnel:
+                conn[1].close()
+                conn[0] = conn[1] = conn[2] = None
+            if conn[0] is None:
+                await self.open_tunnel(conn, user, parts_u.hostname or host, rec)
+            # a tunnel goes to one server: the request goes to the tunnel's host
+            host = conn[2]
+            rec.url = f"https://{host}{tunnel_path(url)}"
+            conn[3] += 1
+            line = f"GET {tunnel_path(url)} HTTP/1.1"
+        else:
+            if conn[0] is None:
+                conn[0], conn[1] = await asyncio.open_connection(
+                    self.proxy[0], self.proxy[1], local_addr=(user.addr, 0), limit=HEAD_LIMIT)
+            line = f"GET {url} HTTP/1.1"
+        reader, writer = conn[0], conn[1]
+        writer.write((f"{line}\r\nHost: {host}\r\nUser-Agent: reqsched-replay\r\n"
                       f"X-Replay-Id: {rec.rid}\r\nAccept: */*\r\n\r\n").encode("latin-1"))
         await writer.drain()
         head = await reader.readuntil(b"\r\n\r\n")
@@ -214,7 +298,7 @@ class Replay:
         rec.end = self.now()
         if not keep:
             writer.close()
-            conn[0] = conn[1] = None
+            conn[0] = conn[1] = conn[2] = None
 
     async def read_body(self, reader: asyncio.StreamReader, user: User, rec: Record,
                         n: Optional[int]) -> None:
@@ -231,7 +315,7 @@ class Replay:
                 left -= len(data)
 
     async def worker(self, user: User, urls, rng: random.Random) -> None:
-        conn: list = [None, None]
+        conn: list = [None, None, None, 0]
         phases = user.phases or [(0.0, self.duration)]
         try:
             while not self.stop.is_set():
@@ -260,7 +344,7 @@ class Replay:
                     rec.end = -1.0
                     if conn[1] is not None:
                         conn[1].close()
-                    conn[0] = conn[1] = None
+                    conn[0] = conn[1] = conn[2] = None
                     await self.sleep(0.5)
                 if user.pattern == "think":
                     await self.sleep(rng.expovariate(1.0 / max(user.think_s, 1e-3)))
@@ -298,7 +382,7 @@ class Replay:
             loop.add_signal_handler(sig, interrupt)
         tasks = []
         for i, u in enumerate(self.users):
-            urls = self.source.sequence(i, len(self.users), u.id)
+            urls = self.source.sequence(i, len(self.users), u.id, u.sizes)
             n = u.parallel if u.pattern == "backlogged" else 1
             for k in range(n):
                 rng = random.Random(f"{self.seed}/{u.id}/{k}/think")
@@ -333,7 +417,8 @@ class Replay:
                    "interrupted": self.interrupted,
                    "users": [{"id": u.id, "class": u.cls, "addr": u.addr,
                              "pattern": u.pattern, "parallel": u.parallel,
-                             "think_s": u.think_s, "phases": u.phases} for u in self.users]}
+                             "think_s": u.think_s, "phases": u.phases, "tunnel": u.tunnel}
+                            for u in self.users]}
         summary.update(extra)
         with open(os.path.join(out, "replay.json"), "w", encoding="utf-8") as f:
             json.dump(summary, f, indent=1)
@@ -349,7 +434,11 @@ def users_from_args(args: argparse.Namespace) -> list[User]:
                               pattern=str(u.get("pattern", "backlogged")),
                               parallel=int(u.get("parallel", 1)),
                               think_s=float(u.get("think_s", 5.0)),
-                              phases=[(float(a), float(b)) for a, b in u.get("phases", [])]))
+                              phases=[(float(a), float(b)) for a, b in u.get("phases", [])],
+                              sizes=SizeDist.from_json(u["sizes"], args.mu, args.sigma)
+                              if u.get("sizes") else None,
+                              tunnel=bool(u.get("tunnel", False)),
+                              requests_per_tunnel=int(u.get("requests_per_tunnel", 6))))
     for spec in args.cls or []:
         f = spec.split(":")
         if len(f) < 3:

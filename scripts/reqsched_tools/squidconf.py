@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import os
 
-from .scenario import ModeSpec, Scenario
+from .scenario import GW_WAN_IFACE, ModeSpec, Scenario
+
+# the port the origin serves "https" on: plain HTTP inside CONNECT tunnels
+TUNNEL_PORT = 443
 
 LOGFORMAT = ("logformat reqsched %ts.%03tu %6tr %>a %Ss/%03>Hs %<st %rm %ru "
              "%{X-Replay-Id}>h %{reqsched_class}note %{reqsched_wait_ms}note")
@@ -39,6 +42,11 @@ def base_conf(sc: Scenario, run_dir: str, user: str, patched: bool) -> list[str]
         "max_filedescriptors 8192",
         "connect_timeout 15 seconds",
         "acl lan src 10.10.0.0/16",
+        # CONNECT only to the port the origin serves tunnels on (plain HTTP
+        # inside the tunnel: the testbed has no TLS; Squid only relays bytes)
+        f"acl SSL_ports port {TUNNEL_PORT}",
+        "acl CONNECT method CONNECT",
+        "http_access deny CONNECT !SSL_ports",
         "http_access allow localhost manager",
         "http_access deny manager",
         "http_access allow lan",
@@ -66,7 +74,30 @@ def delay_pool_conf(sc: Scenario) -> list[str]:
     return lines
 
 
-def reqsched_conf(sc: Scenario, mode: ModeSpec) -> list[str]:
+# the byte-layer directives a Squid may or may not know (Runner.probe_features)
+BYTE_LAYER_DIRECTIVES = ("request_sched_pacing", "request_sched_link_counter")
+
+
+def byte_layer_conf(mode: ModeSpec, known: frozenset[str]) -> list[str]:
+    """The byte layer: on (pacing + the gateway WAN's rx counter: U and the pacer
+    see the whole downlink, cross traffic included) or, for /nopacing, off with no
+    link counter (the papers' admission-only scheduler). A Squid without a
+    directive is admission-only already, so /nopacing leaves out what it does not
+    know; a pacing mode always writes both and fails `squid -k parse` on a Squid
+    without them (the testbed names the missing directive)."""
+    if mode.pacing:
+        return ["request_sched_pacing on",
+                f"request_sched_link_counter iface {GW_WAN_IFACE} rx"]
+    out = []
+    if "request_sched_pacing" in known:
+        out.append("request_sched_pacing off")
+    if "request_sched_link_counter" in known:
+        out.append("request_sched_link_counter none")
+    return out
+
+
+def reqsched_conf(sc: Scenario, mode: ModeSpec,
+                  known: frozenset[str] = frozenset(BYTE_LAYER_DIRECTIVES)) -> list[str]:
     window = mode.window
     if window.startswith("fixed-"):
         window = "fixed " + window.split("-", 1)[1]
@@ -85,16 +116,18 @@ def reqsched_conf(sc: Scenario, mode: ModeSpec) -> list[str]:
         lines.append(f"request_sched_class {c.name} {c.weight:g}")
     for i, c in enumerate(sc.classes):
         lines.append(f"request_sched_access {c.name} allow {class_acl(i)}")
+    lines += byte_layer_conf(mode, known)
     lines += sc.reqsched_extra
     return lines
 
 
-def write(sc: Scenario, mode: ModeSpec, run_dir: str, user: str, patched: bool) -> str:
+def write(sc: Scenario, mode: ModeSpec, run_dir: str, user: str, patched: bool,
+          known: frozenset[str] = frozenset(BYTE_LAYER_DIRECTIVES)) -> str:
     lines = base_conf(sc, run_dir, user, patched)
     if mode.kind == "delay-pools":
         lines += delay_pool_conf(sc)
     if mode.kind == "reqsched":
-        lines += reqsched_conf(sc, mode)
+        lines += reqsched_conf(sc, mode, known)
     elif patched:
         lines.append("request_scheduler off")
     path = os.path.join(run_dir, "squid.conf")

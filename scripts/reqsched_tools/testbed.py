@@ -48,38 +48,57 @@ def _raise_interrupt(signum, frame):
     raise Interrupted(f"signal {signum}")
 
 
-class Sampler(threading.Thread):
-    """Samples the bottleneck tbf (every 0.5 s) and, for reqsched modes, the
-    request_sched cache manager page (every 1 s) until stopped."""
+class Sampler:
+    """Samples the bottleneck tbf every TC_INTERVAL_S (byte/drop counters and the
+    backlog, whose /C is the ISP queue delay) and, for reqsched modes, the
+    request_sched cache manager page every second, each in its own thread until
+    stopped (a slow cache manager answer never delays the queue samples)."""
+    TC_INTERVAL_S = 0.1
+    MGR_INTERVAL_S = 1.0
 
     def __init__(self, topo: Topology, mode_dir: str, mgr: bool):
-        super().__init__(daemon=True)
         self.topo, self.dir, self.mgr = topo, mode_dir, mgr
         self.halt = threading.Event()
         self.mgr_errors = 0
+        self.threads = [threading.Thread(target=self.run_tc, daemon=True)]
+        if mgr:
+            self.threads.append(threading.Thread(target=self.run_mgr, daemon=True))
 
-    def run(self) -> None:
-        with open(os.path.join(self.dir, "tc.csv"), "w", encoding="utf-8") as tcf, \
-                open(os.path.join(self.dir, "mgr.jsonl"), "w", encoding="utf-8") as mf:
+    def start(self) -> None:
+        for t in self.threads:
+            t.start()
+
+    def stop(self) -> None:
+        self.halt.set()
+        for t in self.threads:
+            t.join(5)
+
+    def run_tc(self) -> None:
+        with open(os.path.join(self.dir, "tc.csv"), "w", encoding="utf-8") as tcf:
             tcf.write("t_epoch,bytes,packets,drops,backlog,qlen\n")
-            last_mgr = 0.0
+            nxt = time.monotonic()
             while not self.halt.is_set():
                 t = time.time()
                 q = self.topo.tc_stats()
                 if q:
                     tcf.write(f"{t:.3f},{q.get('bytes', 0)},{q.get('packets', 0)},"
                               f"{q.get('drops', 0)},{q.get('backlog', 0)},{q.get('qlen', 0)}\n")
-                    tcf.flush()
-                if self.mgr and t - last_mgr >= 1.0:
-                    last_mgr = t
-                    page = self.fetch_mgr()
-                    if page is not None:
-                        from .logparse import parse_mgr_page
-                        d = parse_mgr_page(page)
-                        d["t_epoch"] = t
-                        mf.write(json.dumps(d) + "\n")
-                        mf.flush()
-                self.halt.wait(0.5)
+                nxt += self.TC_INTERVAL_S
+                self.halt.wait(max(0.0, nxt - time.monotonic()))
+            tcf.flush()
+
+    def run_mgr(self) -> None:
+        from .logparse import parse_mgr_page
+        with open(os.path.join(self.dir, "mgr.jsonl"), "w", encoding="utf-8") as mf:
+            while not self.halt.is_set():
+                t = time.time()
+                page = self.fetch_mgr()
+                if page is not None:
+                    d = parse_mgr_page(page)
+                    d["t_epoch"] = t
+                    mf.write(json.dumps(d) + "\n")
+                    mf.flush()
+                self.halt.wait(max(0.0, self.MGR_INTERVAL_S - (time.time() - t)))
 
     def fetch_mgr(self) -> Optional[str]:
         argv = self.topo.exec_argv("gw", ["curl", "-s", "-m", "2", "-f",
@@ -89,6 +108,19 @@ class Sampler(threading.Thread):
             self.mgr_errors += 1
             return None
         return p.stdout
+
+
+def rejects(parse_output: str, directive: str) -> bool:
+    """Whether `squid -k parse` output rejects a directive: a line naming it that
+    is an error ("unrecognized: 'X'", "Bungled ... X", FATAL/ERROR), not Squid's
+    "Processing: X ..." echo of every line."""
+    for ln in parse_output.splitlines():
+        if directive not in ln or "Processing:" in ln:
+            continue
+        low = ln.lower()
+        if any(w in low for w in ("unrecognized", "unknown", "bungled", "fatal", "error")):
+            return True
+    return False
 
 
 class Runner:
@@ -102,6 +134,9 @@ class Runner:
         self.squid = squid or (PATCHED_SQUID if self.patched else None)
         if squid:
             self.patched = self.squid_has_reqsched(squid)
+        # byte-layer directives this Squid knows (squidconf.BYTE_LAYER_DIRECTIVES)
+        self.known: frozenset[str] = (self.probe_directives(self.squid) if self.squid
+                                      and self.patched else frozenset())
         self.servers = [netns.server_addr(i) for i in range(sc.server_count)]
         self.users: list[dict] = []
         self.entries = None
@@ -114,7 +149,46 @@ class Runner:
             f.write("http_port 127.0.0.1:1\nrequest_scheduler off\n")
         p = subprocess.run([path, "-k", "parse", "-f", conf], capture_output=True, text=True)
         os.unlink(conf)
-        return p.returncode == 0 and "request_scheduler" not in p.stderr
+        return p.returncode == 0 and not rejects(p.stderr + p.stdout, "request_scheduler")
+
+    @staticmethod
+    def probe_directives(path: str) -> frozenset[str]:
+        """The byte-layer directives (request_sched_pacing, ..._link_counter) that
+        `squid -k parse` accepts: each is tried alone after request_scheduler off."""
+        known = set()
+        for d, value in (("request_sched_pacing", "off"), ("request_sched_link_counter", "none")):
+            conf = f"/tmp/reqsched-probe-{os.getpid()}.conf"
+            with open(conf, "w", encoding="utf-8") as f:
+                f.write(f"http_port 127.0.0.1:1\nrequest_scheduler off\n{d} {value}\n")
+            p = subprocess.run([path, "-k", "parse", "-f", conf], capture_output=True, text=True)
+            os.unlink(conf)
+            if p.returncode == 0 and not rejects(p.stderr + p.stdout, d):
+                known.add(d)
+        return frozenset(known)
+
+    def check_conf(self, mode: ModeSpec, conf: str) -> None:
+        """`squid -k parse` the generated config in the gateway namespace (where
+        wan0 exists). A byte-layer directive the Squid does not know is named
+        ("this Squid has no request_sched_pacing"), so a pacing mode never runs
+        silently as something else."""
+        assert self.squid is not None
+        p = subprocess.run(self.topo.exec_argv("gw", [self.squid, "-k", "parse", "-f", conf]),
+                           capture_output=True, text=True)
+        out = p.stderr + p.stdout
+        missing = [d for d in squidconf.BYTE_LAYER_DIRECTIVES if rejects(out, d)]
+        if mode.needs_pacing_squid:
+            missing += [d for d in squidconf.BYTE_LAYER_DIRECTIVES
+                        if d not in self.known and d not in missing]
+        if missing:
+            raise RuntimeError(
+                f"this Squid has no {missing[0]} ({self.squid}): mode {mode.name} needs the "
+                f"byte layer (request_sched_pacing, request_sched_link_counter); run "
+                f"{mode.name}/nopacing for admission only, or build a Squid with the pacing "
+                f"and link counter patches (merge main, make squid)")
+        bad = [ln for ln in out.splitlines() if "FATAL" in ln or "Bungled" in ln]
+        if p.returncode != 0 or bad:
+            raise RuntimeError(f"squid -k parse rejects {conf} for mode {mode.name}: "
+                               + " | ".join(bad[:3] or out.strip().splitlines()[-3:]))
 
     # -- preparation -----------------------------------------------------------
     def prepare(self) -> None:
@@ -126,7 +200,9 @@ class Runner:
                 self.users.append({"id": f"{c.name}-{u + 1}", "class": c.name,
                                    "addr": netns.user_addr(ci, u), "pattern": c.pattern,
                                    "parallel": c.parallel, "think_s": c.think_s,
-                                   "phases": [list(p) for p in c.phases]})
+                                   "phases": [list(p) for p in c.phases],
+                                   "sizes": class_sizes(c), "tunnel": c.tunnel,
+                                   "requests_per_tunnel": c.requests_per_tunnel})
         with open(os.path.join(self.out, "users.json"), "w", encoding="utf-8") as f:
             json.dump({"users": self.users}, f, indent=1)
         servers = {}
@@ -158,8 +234,8 @@ class Runner:
     def setup_network(self) -> dict:
         sc = self.sc
         self.topo.setup([c.users for c in sc.classes], sc.server_count, sc.downlink_bps,
-                        sc.uplink_bps, sc.rtt_ms, sc.queue_bdp)
-        return self.topo.shape(sc.downlink_bps, sc.uplink_bps, sc.rtt_ms, sc.queue_bdp)
+                        sc.uplink_bps, sc.buffer_ms)
+        return self.topo.shape(sc.downlink_bps, sc.uplink_bps, sc.buffer_ms)
 
     # -- processes -------------------------------------------------------------
     def spawn(self, role: str, argv: list[str], logfile: str) -> subprocess.Popen:
@@ -208,6 +284,118 @@ class Runner:
             return None
 
     # -- one mode --------------------------------------------------------------
+    def start_origin(self, mdir: str, duration: float) -> subprocess.Popen:
+        sc = self.sc
+        origin = [sys.executable, os.path.join(SCRIPTS, "origin"), "--listen", "0.0.0.0:80",
+                  "--listen", f"0.0.0.0:{squidconf.TUNNEL_PORT}",
+                  "--server-config", os.path.join(self.out, "servers.json"),
+                  "--seed", str(sc.seed), "--mu", str(sc.size_mu), "--sigma", str(sc.size_sigma),
+                  "--max-runtime", str(duration + 600)]
+        if self.entries:
+            origin += ["--size-map", os.path.join(self.out, "sizes.map")]
+        return self.spawn("srv", origin, os.path.join(mdir, "origin.log"))
+
+    def start_squid(self, conf: str, mdir: str, suffix: str = "") -> subprocess.Popen:
+        # -n: Squid names its /dev/shm segments after the service name, and /dev/shm
+        # is shared by every namespace: a per-run name keeps parallel runs apart
+        assert self.squid is not None
+        return self.spawn("gw", [self.squid, "-N", "-n", self.id.replace("-", ""), "-f", conf],
+                          os.path.join(mdir, f"squid{suffix}.out"))
+
+    def replay_argv(self, users_file: str, out: str, duration: float,
+                    seed: Optional[int] = None) -> list[str]:
+        sc = self.sc
+        argv = [sys.executable, os.path.join(SCRIPTS, "replay"), "--users-file", users_file,
+                "--proxy", f"{netns.GW_LAN}:{netns.PROXY_PORT}",
+                "--servers", ",".join(self.servers), "--mu", str(sc.size_mu),
+                "--sigma", str(sc.size_sigma), "--duration", str(duration),
+                "--seed", str(sc.seed if seed is None else seed), "--out", out, "--bin-s", "1"]
+        if sc.replay_log:
+            argv += ["--access-log", self.resolve(sc.replay_log)]
+        elif sc.replay_urls:
+            argv += ["--url-list", self.resolve(sc.replay_urls)]
+        return argv
+
+    def run_replay(self, argv: list[str], tag: str, logpath: str, duration: float) -> int:
+        rp = subprocess.Popen(self.topo.exec_argv("cli", argv), stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True,
+                              env=dict(os.environ, PYTHONUNBUFFERED="1"),
+                              start_new_session=True)
+        self.procs.append(rp)
+        with open(logpath, "w", encoding="utf-8") as rl:
+            assert rp.stdout is not None
+            for line in rp.stdout:
+                rl.write(line)
+                print(f"  [{tag}] {line.rstrip()}", file=sys.stderr, flush=True)
+        rp.wait(duration + 120)
+        self.procs.remove(rp)
+        return rp.returncode
+
+    def idle_probe(self) -> Optional[dict]:
+        """The idle-link reference: one user of the first think-time class (else the
+        first class) fetches its objects one at a time (think 0.05 s) through stock
+        Squid with no other load, for idle_probe_s. Written to RUN/idle/."""
+        sc = self.sc
+        if sc.idle_probe_s <= 0:
+            return None
+        ci = next((i for i, c in enumerate(sc.classes) if c.pattern == "think"), 0)
+        c = sc.classes[ci]
+        mdir = os.path.join(self.out, "idle")
+        if os.path.isdir(mdir):
+            shutil.rmtree(mdir)
+        os.makedirs(mdir)
+        pw = pwd.getpwnam(SQUID_USER)
+        os.chown(mdir, pw.pw_uid, pw.pw_gid)
+        users = [{"id": f"idle-{c.name}", "class": c.name, "addr": netns.user_addr(ci, 0),
+                  "pattern": "think", "parallel": 1, "think_s": 0.05,
+                  "phases": [[0, sc.idle_probe_s]], "sizes": class_sizes(c),
+                  "tunnel": c.tunnel, "requests_per_tunnel": c.requests_per_tunnel}]
+        uf = os.path.join(mdir, "users.json")
+        with open(uf, "w", encoding="utf-8") as f:
+            json.dump({"users": users}, f, indent=1)
+        stock = ModeSpec(name="stock", kind="stock")
+        conf = squidconf.write(sc, stock, mdir, SQUID_USER, self.patched, self.known)
+        log(f"idle-link reference: {c.name}'s objects, one at a time, {sc.idle_probe_s:.0f}s")
+        op = self.start_origin(mdir, sc.idle_probe_s)
+        sq = self.start_squid(conf, mdir)
+        try:
+            if not self.wait_proxy():
+                raise RuntimeError(f"squid did not come up; see {mdir}/cache.log")
+            time.sleep(0.5)
+            sampler = Sampler(self.topo, mdir, False)
+            sampler.start()
+            rc = self.run_replay(self.replay_argv(uf, mdir, sc.idle_probe_s, seed=sc.seed + 1000),
+                                 "idle", os.path.join(mdir, "replay.log"), sc.idle_probe_s)
+            sampler.stop()
+            if rc != 0:
+                raise RuntimeError(f"idle replay exited with {rc}; see {mdir}/replay.log")
+        finally:
+            self.stop(sq, signal.SIGTERM, 10.0)
+            self.stop(op)
+        time.sleep(1.0)
+        return {"class": c.name}
+
+    def restart_squid(self, holder: dict, conf: str, mdir: str, t_replay0: float,
+                      info: dict) -> None:
+        """At restart_at_s of the replay: stop Squid (SIGTERM, shutdown_lifetime 1 s)
+        and start it again with the same configuration; record the epochs."""
+        delay = t_replay0 + self.sc.restart_at_s - time.time()
+        if holder["halt"].wait(max(0.0, delay)):
+            return
+        old = holder["sq"]
+        info["restart_stop_epoch"] = time.time()
+        holder["cpu_before"] = (self.cpu_seconds(old.pid) or 0.0) - holder["cpu0"]
+        self.stop(old, signal.SIGTERM, 15.0)
+        info["restart_stopped_epoch"] = time.time()
+        holder["sq"] = self.start_squid(conf, mdir, ".restart")
+        info["restart_start_epoch"] = time.time()
+        if self.wait_proxy(30.0):
+            info["restart_ready_epoch"] = time.time()
+        holder["cpu0"] = 0.0
+        log(f"squid restarted: down {info['restart_start_epoch'] - info['restart_stop_epoch']:.1f}s"
+            f", answering again after "
+            f"{info.get('restart_ready_epoch', float('nan')) - info['restart_start_epoch']:.1f}s")
+
     def run_mode(self, mode: ModeSpec, duration: float) -> dict:
         sc = self.sc
         mdir = os.path.join(self.out, safe_name(mode.name))
@@ -217,26 +405,22 @@ class Runner:
         pw = pwd.getpwnam(SQUID_USER)
         os.chown(mdir, pw.pw_uid, pw.pw_gid)
         info: dict = {"mode": mode.name, "kind": mode.kind, "squid": self.squid,
-                      "duration_s": duration}
-        conf = squidconf.write(sc, mode, mdir, SQUID_USER, self.patched)
-        origin = [sys.executable, os.path.join(SCRIPTS, "origin"), "--listen", "0.0.0.0:80",
-                  "--server-config", os.path.join(self.out, "servers.json"),
-                  "--seed", str(sc.seed), "--mu", str(sc.size_mu), "--sigma", str(sc.size_sigma),
-                  "--max-runtime", str(duration + 600)]
-        if self.entries:
-            origin += ["--size-map", os.path.join(self.out, "sizes.map")]
-        op = self.spawn("srv", origin, os.path.join(mdir, "origin.log"))
+                      "duration_s": duration, "pacing": mode.kind == "reqsched" and mode.pacing,
+                      "squid_directives": sorted(self.known)}
+        conf = squidconf.write(sc, mode, mdir, SQUID_USER, self.patched, self.known)
+        if mode.kind == "reqsched":
+            self.check_conf(mode, conf)
+        op = self.start_origin(mdir, duration)
         if mode.kind == "htb":
             self.topo.htb_on(0.95 * sc.downlink_bps, [c.weight for c in sc.classes])
-        # -n: Squid names its /dev/shm segments after the service name, and /dev/shm
-        # is shared by every namespace: a per-run name keeps parallel runs apart
-        sq = self.spawn("gw", [self.squid, "-N", "-n", self.id.replace("-", ""), "-f", conf],
-                        os.path.join(mdir, "squid.out"))
+        holder = {"sq": self.start_squid(conf, mdir), "halt": threading.Event(), "cpu0": 0.0,
+                  "cpu_before": 0.0}
+        restarter = None
         try:
             if not self.wait_proxy():
                 raise RuntimeError(f"squid did not come up; see {mdir}/cache.log and squid.out")
             time.sleep(0.5)
-            cpu0 = self.cpu_seconds(sq.pid) or 0.0
+            holder["cpu0"] = self.cpu_seconds(holder["sq"].pid) or 0.0
             sampler = Sampler(self.topo, mdir, mode.kind == "reqsched")
             sampler.start()
             cross = []
@@ -251,46 +435,48 @@ class Runner:
                     "--period-s", str(sc.cross_period_s), "--start-s", str(sc.cross_start_s),
                     "--duration", str(duration), "--log", os.path.join(mdir, "cbr.log")],
                     os.path.join(mdir, "cbr-send.out")))
-            replay = [sys.executable, os.path.join(SCRIPTS, "replay"),
-                      "--users-file", os.path.join(self.out, "users.json"),
-                      "--proxy", f"{netns.GW_LAN}:{netns.PROXY_PORT}",
-                      "--servers", ",".join(self.servers), "--mu", str(sc.size_mu),
-                      "--sigma", str(sc.size_sigma), "--duration", str(duration),
-                      "--seed", str(sc.seed), "--out", mdir, "--bin-s", "1"]
-            if sc.replay_log:
-                replay += ["--access-log", self.resolve(sc.replay_log)]
-            elif sc.replay_urls:
-                replay += ["--url-list", self.resolve(sc.replay_urls)]
-            rp = subprocess.Popen(self.topo.exec_argv("cli", replay), stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, text=True,
-                                  env=dict(os.environ, PYTHONUNBUFFERED="1"),
-                                  start_new_session=True)
-            self.procs.append(rp)
-            with open(os.path.join(mdir, "replay.log"), "w", encoding="utf-8") as rl:
-                assert rp.stdout is not None
-                for line in rp.stdout:
-                    rl.write(line)
-                    print(f"  [{mode.name}] {line.rstrip()}", file=sys.stderr, flush=True)
-            rp.wait(duration + 120)
-            self.procs.remove(rp)
-            cpu1 = self.cpu_seconds(sq.pid)
-            sampler.halt.set()
-            sampler.join(5)
-            info["squid_cpu_s"] = round(cpu1 - cpu0, 3) if cpu1 is not None else None
-            info["replay_rc"] = rp.returncode
+            if sc.restart_at_s > 0:
+                restarter = threading.Thread(target=self.restart_squid, daemon=True,
+                                             args=(holder, conf, mdir, time.time(), info))
+                restarter.start()
+            rc = self.run_replay(self.replay_argv(os.path.join(self.out, "users.json"), mdir,
+                                                  duration),
+                                 mode.name, os.path.join(mdir, "replay.log"), duration)
+            holder["halt"].set()
+            if restarter is not None:
+                restarter.join(60)
+            cpu1 = self.cpu_seconds(holder["sq"].pid)
+            sampler.stop()
+            info["squid_cpu_s"] = (round(holder["cpu_before"] + cpu1 - holder["cpu0"], 3)
+                                   if cpu1 is not None else None)
+            info["replay_rc"] = rc
             info["mgr_fetch_errors"] = sampler.mgr_errors
             for p in cross:
                 self.stop(p)
-            if rp.returncode not in (0,):
-                raise RuntimeError(f"replay exited with {rp.returncode}; see {mdir}/replay.log")
+            if rc not in (0,):
+                raise RuntimeError(f"replay exited with {rc}; see {mdir}/replay.log")
         finally:
-            self.stop(sq, signal.SIGTERM, 10.0)
+            holder["halt"].set()
+            if restarter is not None:
+                restarter.join(60)
+            self.stop(holder["sq"], signal.SIGTERM, 10.0)
             self.stop(op)
             if mode.kind == "htb":
                 self.topo.htb_off()
         with open(os.path.join(mdir, "run.json"), "w", encoding="utf-8") as f:
             json.dump(info, f, indent=1)
         return info
+
+
+def class_sizes(c: scenario.ClassSpec) -> Optional[dict]:
+    """A class's own size distribution for users.json (None: the scenario's [sizes])."""
+    if c.size_uniform:
+        return {"uniform": list(c.size_uniform), "max": c.size_max}
+    if c.size_mu is not None:
+        return {"mu": c.size_mu, "sigma": c.size_sigma, "max": c.size_max}
+    if c.size_max < 100_000_000:
+        return {"max": c.size_max}
+    return None
 
 
 def safe_name(mode: str) -> str:
@@ -301,43 +487,61 @@ def new_run_id() -> str:
     return "rs" + "".join(random.choice("0123456789abcdef") for _ in range(5))
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    if os.geteuid() != 0:
-        log("needs root (network namespaces, tc)")
-        return 2
-    try:
-        sc = scenario.load(args.scenario, args.spec)
-        if args.modes:
-            sc.modes = [scenario.parse_mode(m, sc.reqsched_window, sc.reqsched_target_utilization)
-                        for m in args.modes.split(",") if m.strip()]
-        if args.time_scale:
-            f = args.time_scale
-            if not 0.01 <= f <= 100:
-                raise scenario.ScenarioError("--time-scale must be in [0.01, 100]")
-            sc.duration_s *= f
-            sc.warmup_s *= f
-            sc.cross_period_s *= f
-            sc.cross_start_s *= f
-            sc.timeline_bin_s = max(1.0, round(sc.timeline_bin_s * f))
-            for c in sc.classes:
-                c.phases = [(a * f, b * f) for a, b in c.phases]
-        if args.update_interval:
-            sc.reqsched_update_interval_s = args.update_interval
-        if args.duration:
-            sc.warmup_s = min(sc.warmup_s, args.duration / 4)
-            sc.duration_s = args.duration
-            for c in sc.classes:
-                c.phases = [(min(a, args.duration), min(b, args.duration)) for a, b in c.phases]
-        if args.warmup is not None:
-            if not 0 <= args.warmup < sc.duration_s:
-                raise scenario.ScenarioError("--warmup must be in [0, duration)")
-            sc.warmup_s = args.warmup
-    except scenario.ScenarioError as e:
-        log(f"bad scenario: {e}")
-        return 2
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
-    out = os.path.abspath(args.out or os.path.join(TOP, "results", f"{sc.name}-{stamp}"))
-    run_id = args.id or new_run_id()
+def apply_overrides(sc: Scenario, args: argparse.Namespace) -> None:
+    """--modes, --time-scale, --update-interval, --duration, --warmup, --buffer-ms."""
+    if args.modes:
+        sc.modes = [scenario.parse_mode(m, sc.reqsched_window, sc.reqsched_target_utilization)
+                    for m in args.modes.split(",") if m.strip()]
+    if args.time_scale:
+        f = args.time_scale
+        if not 0.01 <= f <= 100:
+            raise scenario.ScenarioError("--time-scale must be in [0.01, 100]")
+        sc.duration_s *= f
+        sc.warmup_s *= f
+        sc.cross_period_s *= f
+        sc.cross_start_s *= f
+        sc.restart_at_s *= f
+        sc.timeline_bin_s = max(1.0, round(sc.timeline_bin_s * f))
+        for c in sc.classes:
+            c.phases = [(a * f, b * f) for a, b in c.phases]
+    if args.update_interval:
+        sc.reqsched_update_interval_s = args.update_interval
+    if args.duration:
+        if sc.restart_at_s:
+            sc.restart_at_s = sc.restart_at_s * args.duration / sc.duration_s
+        sc.warmup_s = min(sc.warmup_s, args.duration / 4)
+        sc.duration_s = args.duration
+        for c in sc.classes:
+            c.phases = [(min(a, args.duration), min(b, args.duration)) for a, b in c.phases]
+    if args.warmup is not None:
+        if not 0 <= args.warmup < sc.duration_s:
+            raise scenario.ScenarioError("--warmup must be in [0, duration)")
+        sc.warmup_s = args.warmup
+    if args.buffer_ms is not None:
+        if not 1 <= args.buffer_ms <= 10_000:
+            raise scenario.ScenarioError("--buffer-ms must be in [1, 10000]")
+        sc.buffer_ms = args.buffer_ms
+
+
+def select_points(points: list[Scenario], args: argparse.Namespace) -> list[Scenario]:
+    """--sweep-values a,b keeps those points of a sweep; --buffer-ms replaces a buffer sweep."""
+    if args.buffer_ms is not None and points[0].sweep_key == "link.buffer_ms":
+        points = points[:1]
+        points[0].sweep_label = ""
+    if args.sweep_values:
+        want = {v.strip() for v in args.sweep_values.split(",") if v.strip()}
+        keep = [p for p in points if p.sweep_label.rsplit("-", 1)[-1] in want]
+        if not keep:
+            raise scenario.ScenarioError(
+                f"--sweep-values {args.sweep_values}: the sweep has "
+                f"{', '.join(p.sweep_label for p in points) or 'no points'}")
+        points = keep
+    return points
+
+
+def run_point(sc: Scenario, out: str, run_id: str, args: argparse.Namespace) -> int:
+    """One scenario (one point of a sweep) in every mode, then its report.
+    Returns 0, 1 (a mode failed, or no mode ran) or 130 (interrupted)."""
     runner = Runner(sc, out, run_id, args.squid)
     old = {s: signal.signal(s, _raise_interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
     results = {}
@@ -346,14 +550,22 @@ def cmd_run(args: argparse.Namespace) -> int:
         if runner.squid is None:
             log(f"no Squid: {PATCHED_SQUID} is missing (run `make squid`) and no --squid given")
             return 2
-        log(f"run {run_id}: scenario {sc.name}, {len(sc.modes)} modes x {sc.duration_s:.0f}s, "
-            f"squid {runner.squid}{'' if runner.patched else ' (no request_scheduler)'} -> {out}")
+        log(f"run {run_id}: scenario {sc.name}{' ' + sc.sweep_label if sc.sweep_label else ''}, "
+            f"{len(sc.modes)} modes x {sc.duration_s:.0f}s, buffer {sc.buffer_ms:g} ms, "
+            f"squid {runner.squid}{'' if runner.patched else ' (no request_scheduler)'}"
+            f" (byte layer: {', '.join(sorted(runner.known)) or 'none'}) -> {out}")
         runner.prepare()
         shaping = runner.setup_network()
         with open(os.path.join(out, "network.json"), "w", encoding="utf-8") as f:
             json.dump({"run_id": run_id, "namespaces": runner.topo.ns, "shaping": shaping}, f,
                       indent=1)
         skipped = []
+        try:
+            runner.idle_probe()
+        except (RuntimeError, OSError, netns.NetError) as e:
+            log(f"idle-link reference failed: {e}")
+            skipped.append({"mode": "idle", "reason": f"idle-link reference failed: {e}"})
+            rc = 1
         for i, mode in enumerate(sc.modes):
             if mode.needs_patched_squid and not runner.patched:
                 msg = (f"mode {mode.name} skipped: needs the patched Squid ({PATCHED_SQUID} "
@@ -389,7 +601,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return rc or 1
     from . import report
     try:
-        report.make_report(out, json_out=args.json, plots=not args.no_plots)
+        report.make_report(out, json_out=None, plots=not args.no_plots)
     except Exception as e:  # the raw data stays in the run directory either way
         log(f"report failed: {e!r}; raw data in {out}")
         return 1
@@ -397,11 +609,51 @@ def cmd_run(args: argparse.Namespace) -> int:
     return rc
 
 
+def cmd_run(args: argparse.Namespace) -> int:
+    if os.geteuid() != 0:
+        log("needs root (network namespaces, tc)")
+        return 2
+    try:
+        points = scenario.load_sweep(args.scenario, args.spec)
+        points = select_points(points, args)
+        for sc in points:
+            apply_overrides(sc, args)
+    except scenario.ScenarioError as e:
+        log(f"bad scenario: {e}")
+        return 2
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    name = points[0].name
+    out = os.path.abspath(args.out or os.path.join(TOP, "results", f"{name}-{stamp}"))
+    run_id = args.id or new_run_id()
+    if len(points) == 1 and not points[0].sweep_label:
+        rc = run_point(points[0], out, run_id, args)
+        if rc in (0, 1) and args.json and os.path.exists(os.path.join(out, "report.json")):
+            shutil.copyfile(os.path.join(out, "report.json"), args.json)
+        return rc
+    rc = 0
+    done = []
+    for k, sc in enumerate(points):
+        log(f"sweep point {k + 1}/{len(points)}: {sc.sweep_label}")
+        sub = os.path.join(out, sc.sweep_label)
+        r = run_point(sc, sub, run_id, args)
+        if r == 130 or r == 2:
+            return r
+        rc = rc or r
+        if os.path.exists(os.path.join(sub, "report.json")):
+            done.append(sub)
+    if not done:
+        return rc or 1
+    from . import report
+    report.sweep_summary(out, done, json_out=args.json)
+    log(f"sweep results in {out}")
+    return rc
+
+
 def cmd_setup(args: argparse.Namespace) -> int:
     sc = scenario.load(args.scenario)
     topo = Topology(args.id)
     topo.setup([c.users for c in sc.classes], sc.server_count, sc.downlink_bps, sc.uplink_bps,
-               sc.rtt_ms, sc.queue_bdp)
+               sc.buffer_ms)
     log(f"namespaces up: {' '.join(topo.ns.values())} (teardown: scripts/testbed teardown "
         f"--id {args.id})")
     return 0
@@ -439,8 +691,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     g = r.add_mutually_exclusive_group(required=True)
     g.add_argument("--scenario", help="name in scripts/scenarios/")
     g.add_argument("--spec", help="scenario file (TOML or JSON)")
-    r.add_argument("--modes", help="comma-separated: stock,delay-pools,htb,msf,rfq,drr,msf+sff, "
-                                   "POLICY[+sff][:WINDOW][@U]")
+    r.add_argument("--modes", help="comma-separated: stock,delay-pools,htb,msf,msf/nopacing,"
+                                   "rfq,drr,msf+sff, POLICY[+sff][:WINDOW][@U][/nopacing]")
     r.add_argument("--duration", type=float, help="override duration_s (phases are clipped)")
     r.add_argument("--time-scale", type=float,
                    help="multiply every time of the scenario (duration, warm-up, phases, "
@@ -448,7 +700,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     r.add_argument("--warmup", type=float, help="override warmup_s (not measured)")
     r.add_argument("--update-interval", type=int,
                    help="override reqsched.update_interval_s (seconds)")
-    r.add_argument("--out", help="run directory (default results/<scenario>-<timestamp>)")
+    r.add_argument("--buffer-ms", type=float,
+                   help="override the ISP buffer depth (ms at C; replaces a buffer sweep)")
+    r.add_argument("--sweep-values",
+                   help="run only these values of the scenario's [sweep], e.g. 250,1000")
+    r.add_argument("--out", help="run directory (default results/<scenario>-<timestamp>; "
+                                 "a sweep writes one sub-directory per value)")
     r.add_argument("--json", help="also write the report JSON here")
     r.add_argument("--squid", help="squid binary (default build/squid/sbin/squid)")
     r.add_argument("--id", help="run id / namespace prefix (default random rsXXXXX)")

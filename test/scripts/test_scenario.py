@@ -41,3 +41,77 @@ def test_bad_scenario_is_named():
         scenario.build({"classes": [{"name": "a"}]})
     with pytest.raises(scenario.ScenarioError, match="no scenario"):
         scenario.load("does-not-exist")
+
+
+def test_buffer_ms_and_old_queue_bdp():
+    cls = [{"name": "a", "weight": 1, "users": 1}]
+    assert scenario.build({"classes": cls, "link": {"buffer_ms": 250}}).buffer_ms == 250
+    # old files: queue_bdp BDPs of rtt_ms = queue_bdp x rtt_ms ms
+    old = scenario.build({"classes": cls, "link": {"queue_bdp": 1.5, "rtt_ms": 80}})
+    assert old.buffer_ms == pytest.approx(120)
+    assert scenario.build({"classes": cls, "link": {"queue_bdp": 2}}).buffer_ms == 200
+    assert scenario.build({"classes": cls}).buffer_ms == 150
+    with pytest.raises(scenario.ScenarioError, match="not both"):
+        scenario.build({"classes": cls, "link": {"queue_bdp": 1, "buffer_ms": 10}})
+    with pytest.raises(scenario.ScenarioError, match="buffer_ms"):
+        scenario.build({"classes": cls, "link": {"buffer_ms": 0}})
+
+
+def test_nopacing_suffix():
+    m = scenario.parse_mode("msf", "wrc-mult", 0.98)
+    assert m.pacing and m.needs_pacing_squid
+    n = scenario.parse_mode("msf+sff:fixed-4@90%/nopacing", "wrc-mult", 0.98)
+    assert (n.policy, n.sff, n.window, n.target_utilization, n.pacing) == \
+        ("msf", True, "fixed-4", 0.9, False)
+    assert not n.needs_pacing_squid and n.needs_patched_squid
+    assert not scenario.parse_mode("stock", "wrc-mult", 0.98).needs_pacing_squid
+    for bad in ("msf/pacing", "stock/nopacing", "msf/nopacing/nopacing", "msf/"):
+        with pytest.raises(scenario.ScenarioError):
+            scenario.parse_mode(bad, "wrc-mult", 0.98)
+
+
+def test_sweep_points_and_labels():
+    raw = {"name": "s", "classes": [{"name": "a", "weight": 1, "users": 1}],
+           "link": {"queue_bdp": 1.5}, "sweep": {"key": "link.buffer_ms", "values": [50, 1000]}}
+    pts = scenario.sweep_points(raw)
+    assert [p[0] for p in pts] == ["buffer_ms-50", "buffer_ms-1000"]
+    assert [scenario.build(p[1]).buffer_ms for p in pts] == [50, 1000]   # queue_bdp dropped
+    assert raw["link"] == {"queue_bdp": 1.5}                             # input untouched
+    assert scenario.sweep_points({"classes": []}) == [("", {"classes": []})]
+    with pytest.raises(scenario.ScenarioError, match="sweep"):
+        scenario.sweep_points({"sweep": {"key": "link.buffer_ms", "values": []}})
+    assert scenario.sweep_label("cross_traffic.rate_fraction", 0.3) == "rate_fraction-0.3"
+    pts = scenario.load_sweep("cross-traffic")
+    assert [p.cross_rate_bps for p in pts] == [600_000, 1_200_000]
+    assert [p.sweep_label for p in pts] == ["rate_fraction-0.3", "rate_fraction-0.6"]
+
+
+def test_class_sizes_tunnels_restart():
+    sc = scenario.build({"duration_s": 60, "restart_at_s": 30, "idle_probe_s": 5, "classes": [
+        {"name": "i", "weight": 4, "users": 1, "sizes": {"mu": 8, "max": 1000}},
+        {"name": "b", "weight": 1, "users": 1, "sizes": {"uniform": [2e6, 8e6]},
+         "tunnel": True, "requests_per_tunnel": 3}]})
+    i, b = sc.classes
+    assert (i.size_mu, i.size_sigma, i.size_max, i.size_uniform) == (8, 1.318, 1000, None)
+    assert b.size_uniform == (2e6, 8e6) and b.tunnel and b.requests_per_tunnel == 3
+    assert sc.restart_at_s == 30 and sc.idle_probe_s == 5 and sc.small_object_bytes == 16384
+    with pytest.raises(scenario.ScenarioError, match="restart_at_s"):
+        scenario.build({"duration_s": 60, "restart_at_s": 60,
+                        "classes": [{"name": "a", "weight": 1, "users": 1}]})
+    with pytest.raises(scenario.ScenarioError, match="rate_bps or rate_fraction"):
+        scenario.build({"classes": [{"name": "a", "weight": 1, "users": 1}],
+                        "cross_traffic": {"rate_bps": 1, "rate_fraction": 0.1}})
+
+
+def test_new_scenarios_shape():
+    bb = scenario.load_sweep("bufferbloat")
+    assert [p.buffer_ms for p in bb] == [50, 250, 1000]
+    assert bb[0].idle_probe_s > 0 and bb[0].targets["small_p95_vs_idle"] == 1.5
+    inter, bulk = bb[0].classes
+    assert (inter.weight, inter.users, inter.pattern) == (4, 6, "think")
+    assert (bulk.weight, bulk.users, bulk.size_uniform) == (1, 2, (2e6, 8e6))
+    fu = scenario.load("few-users")
+    assert [c.weight for c in fu.classes] == [4, 2, 1] and fu.targets["share_error"] == 0.05
+    assert all(c.tunnel for c in scenario.load("https").classes)
+    assert scenario.load("restart").restart_at_s > 0
+    assert scenario.load("cross-traffic").targets["periods"] is True

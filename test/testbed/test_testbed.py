@@ -1,8 +1,9 @@
 """A short field-trial-shaped run on the namespace testbed (about 2 minutes; 8 Mbit/s
 so that enough responses are measured, see check-field-trial.toml): the scheduler,
-not the testbed, must make the difference.
+not the testbed, must make the difference. This checks the admission layer alone
+(msf/nopacing, the papers' scheduler); test_byte_layer.py checks pacing.
 
-- msf: every class share within 15% of its weight share (4:2:1), link
+- msf/nopacing: every class share within 15% of its weight share (4:2:1), link
   utilization >= 0.90;
 - stock: the shares are NOT 4:2:1 (some class more than 15% off);
 - the report JSON is complete (every DESIGN.md section 7 field, timeline with W+).
@@ -21,6 +22,7 @@ TESTBED = os.path.join(TOP, "scripts", "testbed")
 SQUID = os.path.join(TOP, "build", "squid", "sbin", "squid")
 SPEC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check-field-trial.toml")
 DURATION = 55
+MSF = "msf/nopacing"
 
 
 def rel_errors(mode):
@@ -34,7 +36,7 @@ def report():
     out = tempfile.mkdtemp(prefix="rs-check-testbed-")
     os.chmod(out, 0o755)
     try:
-        p = subprocess.run([TESTBED, "run", "--spec", SPEC, "--modes", "stock,msf",
+        p = subprocess.run([TESTBED, "run", "--spec", SPEC, "--modes", f"stock,{MSF}",
                             "--duration", str(DURATION), "--warmup", "15",
                             "--update-interval", "2", "--out", out, "--no-plots"],
                            timeout=DURATION * 2 + 240)
@@ -50,14 +52,14 @@ def report():
 
 
 def test_msf_shares_follow_weights(report):
-    msf = report["msf"]
+    msf = report[MSF]
     errs = rel_errors(msf)
     print("msf shares vs weight shares:", {k: round(v, 3) for k, v in errs.items()})
     assert all(abs(e) <= 0.15 for e in errs.values()), errs
 
 
 def test_msf_keeps_link_utilized(report):
-    assert report["msf"]["utilization"] >= 0.90, report["msf"]["utilization"]
+    assert report[MSF]["utilization"] >= 0.90, report[MSF]["utilization"]
 
 
 def test_stock_shares_are_not_weighted(report):
@@ -85,6 +87,6 @@ def test_report_json_complete(report):
             assert c["service_ms"]["mean"] is not None
         assert len(r["timeline"]) >= DURATION // 5 - 1
         assert all("class_bps" in e and "t" in e for e in r["timeline"])
-    assert any(e.get("W_max") for e in report["msf"]["timeline"]), "no W+ samples under msf"
+    assert any(e.get("W_max") for e in report[MSF]["timeline"]), "no W+ samples under msf"
     # msf holds requests at the proxy: some queue wait must be recorded from the note
-    assert report["msf"]["queue_wait_ms"]["known"]
+    assert report[MSF]["queue_wait_ms"]["known"]
