@@ -308,6 +308,8 @@ struct rs_sched {
 	double link_total;	/* link payload bytes (counter), cumulative */
 	double exc_total;	/* exceptive bytes, cumulative */
 	double exc_rate;	/* EWMA of the exceptive rate, bytes/s */
+	double link_diff;	/* cumulative link payload - proxied (D) */
+	double link_high;	/* its high-water mark H, >= D */
 	double link_at_tick, exc_at_tick;
 	uint64_t st_link, st_proxied, st_exc;	/* last completed interval */
 	double st_interval;

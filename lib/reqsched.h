@@ -179,9 +179,10 @@ int rs_reconfigure(struct rs_sched *s, const struct rs_config *cfg,
  * only the bytes the proxy reads itself. A caller that can read a counter of
  * the whole downlink (an interface, the router's ifHCInOctets) switches the
  * source to RS_LINK_COUNTER and reports every increment of that counter with
- * rs_on_link_bytes(). The exceptive bytes of a sample are
- * max(0, link bytes - bytes the proxy read since the previous sample): the
- * traffic that bypasses the proxy. Switching back to RS_LINK_PROXIED (the
+ * rs_on_link_bytes(). The exceptive bytes (the traffic that bypasses the
+ * proxy) are the new highs of the cumulative difference link bytes - bytes
+ * the proxy read, so bytes that cross the link a little before the proxy
+ * reads them are not counted as exceptive (link.c). Switching back to RS_LINK_PROXIED (the
  * counter went stale, wrapped or vanished) forgets the exceptive rate.
  */
 enum rs_link_source {

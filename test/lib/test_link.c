@@ -63,6 +63,46 @@ START_TEST(exceptive_samples)
 }
 END_TEST
 
+/* Bytes cross the interface before the proxy reads them: samples that swing
+ * +44,800 / -44,800 with no cross traffic count 44,800 exceptive bytes once
+ * (the first high), not every other sample. Then 300 frames with 100,000
+ * proxied: D climbs to 334,400, 289,600 exceptive. A sample with 1,500,000
+ * proxied and no link bytes drops D to -1,165,600: H follows it down to
+ * D + slack (1 s of C = 1,000,000) = -165,600, so of the next samples'
+ * 289,600 + 1,013,600 link bytes (none proxied) D = 137,600 is 303,200
+ * above H. */
+START_TEST(lag_is_not_exceptive)
+{
+	struct rec rec = { 0 };
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_FIXED);
+	struct rs_sched *s;
+	rs_id r1;
+	int i;
+
+	cfg.pacing = true;
+	s = new_one_class(&cfg, &rec);
+	r1 = enq(s, 0, 1, 0, 0);
+	ck_assert_int_eq(rs_set_link_source(s, RS_LINK_COUNTER, 0), 0);
+	for (i = 1; i <= 4; i++) {
+		uint64_t proxied = i % 2 ? 100000 : 189600;
+
+		ck_assert_int_eq(rs_on_bytes(s, r1, proxied, i * SEC / 4 - 1), 0);
+		ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(100), i * SEC / 4), 0);
+	}
+	rs_on_timer(s, SEC);
+	ck_assert_uint_eq(gstats(s).exceptive_bytes, 44800);
+	ck_assert_int_eq(rs_on_bytes(s, r1, 100000, 5 * SEC / 4 - 1), 0);
+	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(300), 5 * SEC / 4), 0);
+	ck_assert_int_eq(rs_on_bytes(s, r1, 1500000, 6 * SEC / 4 - 1), 0);
+	ck_assert_int_eq(rs_on_link_bytes(s, 0, 6 * SEC / 4), 0);
+	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(200), 7 * SEC / 4), 0);
+	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(700), 8 * SEC / 4 - 1), 0);
+	rs_on_timer(s, 2 * SEC);
+	ck_assert_uint_eq(gstats(s).exceptive_bytes, 289600 + 303200);
+	rs_free(s);
+}
+END_TEST
+
 /* The rate left for the proxy never falls below 5 % of C. */
 START_TEST(rate_floor)
 {
@@ -150,6 +190,7 @@ Suite *suite_link(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, exceptive_samples);
+	tcase_add_test(tc, lag_is_not_exceptive);
 	tcase_add_test(tc, rate_floor);
 	tcase_add_test(tc, link_errors);
 	tcase_add_test(tc, counter_drives_wrc_mult);

@@ -10,7 +10,7 @@ Fenced blocks of the README are checked by their info string:
          accept it (test/helper/conf-parse.sh wraps it in a minimal config).
   map    a class mapping file: `ext_reqsched_class_acl -t` must accept it.
   sh-packager  the rebuild-by-hand recipe: its lines up to ./bootstrap.sh run
-         in a scratch directory (apt-get source, quilt push of our series);
+         in a scratch directory (fetch-squid, quilt push of our series);
          the rest is what `make squid` runs through scripts/squid-build.
 """
 from __future__ import annotations
