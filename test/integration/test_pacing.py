@@ -294,17 +294,22 @@ def _measure_shares(sq: h.Squid, readers: List[Reader], warmup: float = 2.0, spa
     return d, dt
 
 
+def assert_three_to_one(what: str, d: dict, dt: float) -> None:
+    """gold 3 : bronze 1 within 2.2-4.0, and the total near U+ C = 0.98 x 16 Mbit/s."""
+    ratio = d["gold"] / max(1, d["bronze"])
+    total_bps = (d["gold"] + d["bronze"]) * 8 / dt
+    print(f"{what} shares: gold {d['gold']:.0f} B, bronze {d['bronze']:.0f} B, ratio {ratio:.2f}, "
+          f"total {total_bps/1e6:.2f} Mbit/s (U+ C = {0.98*16:.2f})")
+    assert 2.2 <= ratio <= 4.0, d
+    assert 0.8 * 0.98 * 16e6 <= total_bps <= 1.1 * 0.98 * 16e6, total_bps
+
+
 def test_byte_shares_follow_weights(squid_factory, origin):
     sq = paced_squid(squid_factory, link="16 Mbit", window="fixed 4")
     readers = [Reader(sq.port, src, url=origin.url(f"/pace-c/{src}/{i}", size="200m"))
                for src in (GOLD_SRC, BRONZE_SRC) for i in range(2)]
     d, dt = _measure_shares(sq, readers)
-    ratio = d["gold"] / max(1, d["bronze"])
-    total_bps = (d["gold"] + d["bronze"]) * 8 / dt
-    print(f"http shares: gold {d['gold']:.0f} B, bronze {d['bronze']:.0f} B, ratio {ratio:.2f}, "
-          f"total {total_bps/1e6:.2f} Mbit/s (U+ C = {0.98*16:.2f})")
-    assert 2.2 <= ratio <= 4.0, d
-    assert 0.8 * 0.98 * 16e6 <= total_bps <= 1.1 * 0.98 * 16e6, total_bps
+    assert_three_to_one("http", d, dt)
     balanced_and_closed(sq)
 
 
@@ -323,12 +328,7 @@ def test_tunnel_byte_shares_follow_weights(squid_factory):
         for r in readers:
             r.stop()
         st.stop()
-    ratio = d["gold"] / max(1, d["bronze"])
-    total_bps = (d["gold"] + d["bronze"]) * 8 / dt
-    print(f"tunnel shares: gold {d['gold']:.0f} B, bronze {d['bronze']:.0f} B, ratio {ratio:.2f}, "
-          f"total {total_bps/1e6:.2f} Mbit/s")
-    assert 2.2 <= ratio <= 4.0, d
-    assert 0.8 * 0.98 * 16e6 <= total_bps <= 1.1 * 0.98 * 16e6, total_bps
+    assert_three_to_one("tunnel", d, dt)
     rp = sq.report()
     assert rp.c("gold", "foreign_bytes") > 0 and rp.c("bronze", "foreign_bytes") > 0, rp.text
     balanced_and_closed(sq)
@@ -350,12 +350,7 @@ def test_upgraded_connection_shares_follow_weights(squid_factory):
         for r in readers:
             r.stop()
         st.stop()
-    ratio = d["gold"] / max(1, d["bronze"])
-    total_bps = (d["gold"] + d["bronze"]) * 8 / dt
-    print(f"upgrade shares: gold {d['gold']:.0f} B, bronze {d['bronze']:.0f} B, ratio {ratio:.2f}, "
-          f"total {total_bps/1e6:.2f} Mbit/s")
-    assert 2.2 <= ratio <= 4.0, d
-    assert 0.8 * 0.98 * 16e6 <= total_bps <= 1.1 * 0.98 * 16e6, total_bps
+    assert_three_to_one("upgrade", d, dt)
     balanced_and_closed(sq)
 
 
