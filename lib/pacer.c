@@ -250,19 +250,46 @@ static void act_rotate(struct rs_pacer *p)
 	act_append(p, a);
 }
 
+/* Flows are on one list at a time (their account's FIFO while WAITING, the
+ * granted list while GRANTED), linked through fl[].next/prev; these two
+ * link and unlink f on the list whose ends are *head and *tail. */
+static void fl_append(struct rs_pacer *p, uint32_t *head, uint32_t *tail,
+		      uint32_t f)
+{
+	struct rs_flow_ent *e = &p->fl[f];
+
+	e->next = RS_NIL;
+	e->prev = *tail;
+	if (*tail != RS_NIL)
+		p->fl[*tail].next = f;
+	else
+		*head = f;
+	*tail = f;
+}
+
+static void fl_cut(struct rs_pacer *p, uint32_t *head, uint32_t *tail,
+		   uint32_t f)
+{
+	struct rs_flow_ent *e = &p->fl[f];
+
+	if (e->prev != RS_NIL)
+		p->fl[e->prev].next = e->next;
+	else
+		*head = e->next;
+	if (e->next != RS_NIL)
+		p->fl[e->next].prev = e->prev;
+	else
+		*tail = e->prev;
+	e->next = e->prev = RS_NIL;
+}
+
 static void fifo_push(struct rs_pacer *p, uint32_t f)
 {
 	struct rs_flow_ent *e = &p->fl[f];
 	struct rs_acct *a = &p->ac[e->acct];
 
 	e->state = RS_FL_WAITING;
-	e->next = RS_NIL;
-	e->prev = a->tail;
-	if (a->tail != RS_NIL)
-		p->fl[a->tail].next = f;
-	else
-		a->head = f;
-	a->tail = f;
+	fl_append(p, &a->head, &a->tail, f);
 	a->nwait++;
 	p->waiting++;
 	if (!a->active)
@@ -275,15 +302,7 @@ static void fifo_cut(struct rs_pacer *p, uint32_t f)
 	struct rs_flow_ent *e = &p->fl[f];
 	struct rs_acct *a = &p->ac[e->acct];
 
-	if (e->prev != RS_NIL)
-		p->fl[e->prev].next = e->next;
-	else
-		a->head = e->next;
-	if (e->next != RS_NIL)
-		p->fl[e->next].prev = e->prev;
-	else
-		a->tail = e->prev;
-	e->next = e->prev = RS_NIL;
+	fl_cut(p, &a->head, &a->tail, f);
 	a->nwait--;
 	p->waiting--;
 	e->state = RS_FL_IDLE;
@@ -291,31 +310,15 @@ static void fifo_cut(struct rs_pacer *p, uint32_t f)
 
 static void gr_push(struct rs_pacer *p, uint32_t f)
 {
-	struct rs_flow_ent *e = &p->fl[f];
-
-	e->state = RS_FL_GRANTED;
-	e->next = RS_NIL;
-	e->prev = p->gr_tail;
-	if (p->gr_tail != RS_NIL)
-		p->fl[p->gr_tail].next = f;
-	else
-		p->gr_head = f;
-	p->gr_tail = f;
+	p->fl[f].state = RS_FL_GRANTED;
+	fl_append(p, &p->gr_head, &p->gr_tail, f);
 }
 
 static void gr_cut(struct rs_pacer *p, uint32_t f)
 {
 	struct rs_flow_ent *e = &p->fl[f];
 
-	if (e->prev != RS_NIL)
-		p->fl[e->prev].next = e->next;
-	else
-		p->gr_head = e->next;
-	if (e->next != RS_NIL)
-		p->fl[e->next].prev = e->prev;
-	else
-		p->gr_tail = e->prev;
-	e->next = e->prev = RS_NIL;
+	fl_cut(p, &p->gr_head, &p->gr_tail, f);
 	e->state = RS_FL_IDLE;
 	e->grant = 0;
 	e->grant_drr = 0;
