@@ -756,7 +756,7 @@ int rs_flow_read(struct rs_sched *s, rs_flow f, uint64_t n, rs_time_ns now)
 
 uint32_t rs_flow_clamp(const struct rs_sched *cs, rs_flow f, rs_time_ns rtt)
 {
-	/* The clamp is recorded on the flow for rs_stats().window_bytes:
+	/* The clamp is recorded on the flow for rs_get_stats().window_bytes:
 	 * the instance is never const itself (rs_new() allocates it). */
 	struct rs_sched *s = (struct rs_sched *)cs;
 	struct rs_flow_ent *e;

@@ -285,9 +285,9 @@ struct rs_stats {
 	uint32_t long_transfers;	/* released responses out of the window */
 };
 
-void rs_stats(const struct rs_sched *s, struct rs_stats *st);
-int rs_class_stats(const struct rs_sched *s, int cls,
-		   struct rs_class_stats *st);
+void rs_get_stats(const struct rs_sched *s, struct rs_stats *st);
+int rs_get_class_stats(const struct rs_sched *s, int cls,
+		       struct rs_class_stats *st);
 
 const char *rs_strerror(int err);
 const char *rs_policy_name(enum rs_policy p);

@@ -557,7 +557,7 @@ uint64_t rs_estimate_size(const struct rs_sched *s,
 
 /* ---- statistics ---- */
 
-void rs_stats(const struct rs_sched *s, struct rs_stats *st)
+void rs_get_stats(const struct rs_sched *s, struct rs_stats *st)
 {
 	if (!s || !st)
 		return;
@@ -588,7 +588,7 @@ void rs_stats(const struct rs_sched *s, struct rs_stats *st)
 	st->long_transfers = s->nlong;
 }
 
-int rs_class_stats(const struct rs_sched *s, int cls,
+int rs_get_class_stats(const struct rs_sched *s, int cls,
 		   struct rs_class_stats *st)
 {
 	const struct rs_class *k;

@@ -507,7 +507,7 @@ static void check_counts(struct sim *s)
 
 	if (!s->rs)
 		return;
-	rs_stats(s->rs, &st);
+	rs_get_stats(s->rs, &st);
 	if (st.W != s->outstanding || st.queued != s->queued) {
 		lib_check(s, RS_ESTATE, "count check");
 		if (s->lib_errors <= 10)
@@ -518,7 +518,7 @@ static void check_counts(struct sim *s)
 	for (int c = 0; c < s->sp->n_classes; c++) {
 		struct rs_class_stats cs;
 
-		if (rs_class_stats(s->rs, c, &cs) < 0 ||
+		if (rs_get_class_stats(s->rs, c, &cs) < 0 ||
 		    cs.outstanding != s->cls_out[c] ||
 		    cs.queued != s->cls_queued[c]) {
 			lib_check(s, RS_ESTATE, "class count check");
@@ -562,7 +562,7 @@ static void sample(struct sim *s)
 	if (s->rs) {
 		struct rs_stats st;
 
-		rs_stats(s->rs, &st);
+		rs_get_stats(s->rs, &st);
 		b->W = st.W;
 		b->W_max = st.W_max;
 		b->U = st.U;
@@ -837,7 +837,7 @@ static void write_classes(struct sim *s, FILE *out)
 		struct rs_class_stats cs = { 0 };
 
 		if (s->rs)
-			rs_class_stats(s->rs, c, &cs);
+			rs_get_class_stats(s->rs, c, &cs);
 		fprintf(out, "%s\n  {\"name\": ", c ? "," : "");
 		json_str(out, sp->classes[c].name);
 		fprintf(out, ", \"weight\": %g, \"lib_released\": %" PRIu64

@@ -91,7 +91,7 @@ static inline double service(struct rs_sched *s, int cls)
 {
 	struct rs_class_stats cs;
 
-	ck_assert_int_eq(rs_class_stats(s, cls, &cs), 0);
+	ck_assert_int_eq(rs_get_class_stats(s, cls, &cs), 0);
 	return cs.service;
 }
 
@@ -99,7 +99,7 @@ static inline struct rs_class_stats cstats(struct rs_sched *s, int cls)
 {
 	struct rs_class_stats cs;
 
-	ck_assert_int_eq(rs_class_stats(s, cls, &cs), 0);
+	ck_assert_int_eq(rs_get_class_stats(s, cls, &cs), 0);
 	return cs;
 }
 
@@ -107,7 +107,7 @@ static inline struct rs_stats gstats(struct rs_sched *s)
 {
 	struct rs_stats st;
 
-	rs_stats(s, &st);
+	rs_get_stats(s, &st);
 	return st;
 }
 

@@ -145,11 +145,11 @@ static void check_min_service(struct world *w, int name)
 
 	if (rc < 0)
 		FAIL(w, "released request of an unknown class");
-	rs_class_stats(w->s, rc, &rel);
+	rs_get_class_stats(w->s, rc, &rel);
 	for (c = 0; c < w->ncls; c++) {
 		if (c == rc)
 			continue;
-		rs_class_stats(w->s, c, &cs);
+		rs_get_class_stats(w->s, c, &cs);
 		if (!cs.queued)
 			continue;
 		if (cs.service < rel.service ||
@@ -178,7 +178,7 @@ static void on_release(void *ctx, rs_id id, void *cookie)
 		FAIL(w, "request %d released in state %d", i, r->state);
 	r->state = S_RELEASED;
 	w->released++;
-	rs_stats(w->s, &st);
+	rs_get_stats(w->s, &st);
 	if (w->cfg.controller != RS_WIN_RTC && !((double)st.W - 1 < st.W_max))
 		FAIL(w, "release with W %u > W+ %.3f", st.W, st.W_max);
 	if (w->cfg.controller == RS_WIN_FIXED && st.W > w->cfg.fixed_window)
@@ -197,9 +197,9 @@ static void take(const struct world *w, struct snap *sn)
 {
 	int i;
 
-	rs_stats(w->s, &sn->g);
+	rs_get_stats(w->s, &sn->g);
 	for (i = 0; i < w->ncls; i++)
-		rs_class_stats(w->s, i, &sn->c[i]);
+		rs_get_class_stats(w->s, i, &sn->c[i]);
 }
 
 static bool snap_equal(const struct world *w, const struct snap *a,
@@ -374,7 +374,7 @@ static void check(struct world *w)
 			uc[key[i] >> 32]++;
 			users++;
 		}
-	rs_stats(w->s, &st);
+	rs_get_stats(w->s, &st);
 	if (st.W != o || st.queued != q || st.long_transfers != nlong)
 		FAIL(w, "W %u/%u queued %u/%u long %u/%u (lib/model)", st.W, o,
 		     st.queued, q, st.long_transfers, nlong);
@@ -390,7 +390,7 @@ static void check(struct world *w)
 	for (c = 0; c < w->ncls; c++) {
 		struct rs_class_stats cs;
 
-		rs_class_stats(w->s, c, &cs);
+		rs_get_class_stats(w->s, c, &cs);
 		if (strcmp(cs.name, pool[w->cls[c]]) != 0)
 			FAIL(w, "class %d name %s", c, cs.name);
 		if (cs.queued != cq[c] || cs.outstanding != co[c] ||
@@ -506,7 +506,7 @@ static void ev_enqueue(struct world *w)
 	if (idle_class && w->cfg.policy != RS_POLICY_DRR) {
 		struct rs_class_stats cs;
 
-		rs_class_stats(w->s, cls, &cs);
+		rs_get_class_stats(w->s, cls, &cs);
 		if (cs.service != min_active)
 			FAIL(w, "class %d restarted at SC %.6f, min active %.6f",
 			     cls, cs.service, min_active);
@@ -953,7 +953,7 @@ static void drain_flows(struct world *w)
 		if (w->fl[i].state != F_CLOSED)
 			flow_close(w, &w->fl[i]);
 	check(w);
-	rs_stats(w->s, &st);
+	rs_get_stats(w->s, &st);
 	if (st.flows || st.flows_waiting || st.window_bytes ||
 	    w->s->pc.act_head != RS_NIL || w->s->pc.gr_head != RS_NIL ||
 	    w->s->pc.wsum != 0)
@@ -1011,7 +1011,7 @@ static void drain(struct world *w)
 				w->now = d;
 			w->now += idle ? (rs_time_ns)1000000 << (idle < 30 ? idle : 30) : 0;
 			if (w->now > 4000000000000000000ULL)
-				{ struct rs_stats x; rs_stats(w->s, &x); FAIL(w, "queued requests never released (time ran out) W %u W+ %.2f q %u long %u ctl %s pacing %d", x.W, x.W_max, x.queued, x.long_transfers, rs_controller_name(w->cfg.controller), w->cfg.pacing); }
+				{ struct rs_stats x; rs_get_stats(w->s, &x); FAIL(w, "queued requests never released (time ran out) W %u W+ %.2f q %u long %u ctl %s pacing %d", x.W, x.W_max, x.queued, x.long_transfers, rs_controller_name(w->cfg.controller), w->cfg.pacing); }
 			rs_on_timer(w->s, w->now);
 			idle = w->released == before ? idle + 1 : 0;
 		}
@@ -1019,7 +1019,7 @@ static void drain(struct world *w)
 	if (rounds == 100000) {
 		struct rs_stats st2;
 
-		rs_stats(w->s, &st2);
+		rs_get_stats(w->s, &st2);
 		FAIL(w, "queued requests never released (policy %s sff %d "
 		     "controller %s W %u W+ %.2f queued %u deadline %" PRIu64
 		     " now %" PRIu64 " classes %d)",
@@ -1030,7 +1030,7 @@ static void drain(struct world *w)
 	check(w);
 	w->now += 1000 * RS_NSEC_PER_SEC;	/* past every flow timeout */
 	rs_on_timer(w->s, w->now);
-	rs_stats(w->s, &st);
+	rs_get_stats(w->s, &st);
 	if (st.W || st.queued || st.users)
 		FAIL(w, "not idle: W %u queued %u users %u", st.W, st.queued,
 		     st.users);
@@ -1041,7 +1041,7 @@ static void drain(struct world *w)
 	for (i = 0; i < w->ncls; i++) {
 		struct rs_class_stats cs;
 
-		rs_class_stats(w->s, i, &cs);
+		rs_get_class_stats(w->s, i, &cs);
 		if (cs.active_users || cs.queued || cs.outstanding)
 			FAIL(w, "class %d not idle", i);
 	}

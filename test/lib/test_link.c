@@ -131,9 +131,9 @@ START_TEST(link_errors)
 	ck_assert_int_eq(rs_on_link_bytes(NULL, 1, 0), RS_EINVAL);
 	ck_assert_int_eq(rs_set_link_source(s, (enum rs_link_source)7, 0),
 			 RS_EINVAL);
-	rs_stats(s, &a);
+	rs_get_stats(s, &a);
 	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(10), SEC / 2), RS_ESTATE);
-	rs_stats(s, &b);
+	rs_get_stats(s, &b);
 	ck_assert_mem_eq(&a, &b, sizeof(a));
 	ck_assert_int_eq(a.link_source, RS_LINK_PROXIED);
 	rs_free(s);

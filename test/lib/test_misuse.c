@@ -12,9 +12,9 @@ static void take(struct rs_sched *s, struct snap *sn)
 	int i;
 
 	memset(sn, 0, sizeof(*sn));
-	rs_stats(s, &sn->g);
+	rs_get_stats(s, &sn->g);
 	for (i = 0; i < rs_class_count(s) && i < 4; i++)
-		rs_class_stats(s, i, &sn->c[i]);
+		rs_get_class_stats(s, i, &sn->c[i]);
 }
 
 #define ASSERT_UNCHANGED(s, before)                                     \

@@ -89,9 +89,9 @@ static void take(struct rs_sched *s, struct snap *sn)
 	int i;
 
 	memset(sn, 0, sizeof(*sn));
-	rs_stats(s, &sn->g);
+	rs_get_stats(s, &sn->g);
 	for (i = 0; i < 3; i++)
-		rs_class_stats(s, i, &sn->c[i]);
+		rs_get_class_stats(s, i, &sn->c[i]);
 }
 
 START_TEST(reconfig_errors_change_nothing)
