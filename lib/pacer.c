@@ -48,19 +48,15 @@
 #define CLAMP_MAX (16.0 * 1024 * 1024)
 #define WANT_MAX ((uint64_t)1 << 48)		/* keeps sums in int64 */
 
-double rs_pacer_rate(const struct rs_sched *s)
-{
-	return rs_full_rate(s);
-}
-
-static double burst(double rate)
+/* The bucket B of rate R. */
+double rs_pacer_burst(double rate)
 {
 	return fmax(2 * MSS, rate * 0.005);
 }
 
 static double quantum(const struct rs_sched *s, const struct rs_acct *a)
 {
-	double q = fmax(MSS, rs_pacer_rate(s) * 0.002);
+	double q = fmax(MSS, rs_full_rate(s) * 0.002);
 
 	return q * s->cls[a->cls].weight / s->w_min;
 }
@@ -92,7 +88,7 @@ void rs_pacer_init(struct rs_sched *s)
 	p->fl_free = p->ac_free = RS_NIL;
 	p->act_head = p->act_tail = RS_NIL;
 	p->gr_head = p->gr_tail = RS_NIL;
-	p->tokens = burst(rs_pacer_rate(s));
+	p->tokens = rs_pacer_burst(rs_full_rate(s));
 }
 
 void rs_pacer_free(struct rs_sched *s)
@@ -200,40 +196,23 @@ static int pacer_reserve(struct rs_pacer *p)
 
 /* ---- lists ---- */
 
+/* The DRR active list of accounts, through ac[].next/prev. */
+#define ACTIVE(p) RS_LINKS((p)->ac, next, prev)
+/* Flows are on one list at a time (their account's FIFO while WAITING, the
+ * granted list while GRANTED), linked through fl[].next/prev. */
+#define FLOWS(p) RS_LINKS((p)->fl, next, prev)
+
 static void act_append(struct rs_pacer *p, uint32_t a)
 {
-	struct rs_acct *e = &p->ac[a];
-
-	e->active = 1;
-	e->next = RS_NIL;
-	e->prev = p->act_tail;
-	if (p->act_tail != RS_NIL)
-		p->ac[p->act_tail].next = a;
-	else
-		p->act_head = a;
-	p->act_tail = a;
-}
-
-static void act_cut(struct rs_pacer *p, uint32_t a)
-{
-	struct rs_acct *e = &p->ac[a];
-
-	if (e->prev != RS_NIL)
-		p->ac[e->prev].next = e->next;
-	else
-		p->act_head = e->next;
-	if (e->next != RS_NIL)
-		p->ac[e->next].prev = e->prev;
-	else
-		p->act_tail = e->prev;
-	e->next = e->prev = RS_NIL;
-	e->active = 0;
+	p->ac[a].active = 1;
+	rs_list_append(ACTIVE(p), &p->act_head, &p->act_tail, a);
 }
 
 /* The account leaves the round: its deficit is forgotten (sch_drr). */
 static void act_leave(struct rs_pacer *p, uint32_t a)
 {
-	act_cut(p, a);
+	rs_list_cut(ACTIVE(p), &p->act_head, &p->act_tail, a);
+	p->ac[a].active = 0;
 	p->ac[a].deficit = 0;
 	p->ac[a].visiting = 0;
 }
@@ -241,46 +220,8 @@ static void act_leave(struct rs_pacer *p, uint32_t a)
 /* The head passes the turn and keeps its deficit. */
 static void act_rotate(struct rs_pacer *p)
 {
-	uint32_t a = p->act_head;
-
-	p->ac[a].visiting = 0;
-	if (p->ac[a].next == RS_NIL)
-		return;
-	act_cut(p, a);
-	act_append(p, a);
-}
-
-/* Flows are on one list at a time (their account's FIFO while WAITING, the
- * granted list while GRANTED), linked through fl[].next/prev; these two
- * link and unlink f on the list whose ends are *head and *tail. */
-static void fl_append(struct rs_pacer *p, uint32_t *head, uint32_t *tail,
-		      uint32_t f)
-{
-	struct rs_flow_ent *e = &p->fl[f];
-
-	e->next = RS_NIL;
-	e->prev = *tail;
-	if (*tail != RS_NIL)
-		p->fl[*tail].next = f;
-	else
-		*head = f;
-	*tail = f;
-}
-
-static void fl_cut(struct rs_pacer *p, uint32_t *head, uint32_t *tail,
-		   uint32_t f)
-{
-	struct rs_flow_ent *e = &p->fl[f];
-
-	if (e->prev != RS_NIL)
-		p->fl[e->prev].next = e->next;
-	else
-		*head = e->next;
-	if (e->next != RS_NIL)
-		p->fl[e->next].prev = e->prev;
-	else
-		*tail = e->prev;
-	e->next = e->prev = RS_NIL;
+	p->ac[p->act_head].visiting = 0;
+	rs_list_rotate(ACTIVE(p), &p->act_head, &p->act_tail);
 }
 
 static void fifo_push(struct rs_pacer *p, uint32_t f)
@@ -289,7 +230,7 @@ static void fifo_push(struct rs_pacer *p, uint32_t f)
 	struct rs_acct *a = &p->ac[e->acct];
 
 	e->state = RS_FL_WAITING;
-	fl_append(p, &a->head, &a->tail, f);
+	rs_list_append(FLOWS(p), &a->head, &a->tail, f);
 	a->nwait++;
 	p->waiting++;
 	if (!a->active)
@@ -302,7 +243,7 @@ static void fifo_cut(struct rs_pacer *p, uint32_t f)
 	struct rs_flow_ent *e = &p->fl[f];
 	struct rs_acct *a = &p->ac[e->acct];
 
-	fl_cut(p, &a->head, &a->tail, f);
+	rs_list_cut(FLOWS(p), &a->head, &a->tail, f);
 	a->nwait--;
 	p->waiting--;
 	e->state = RS_FL_IDLE;
@@ -311,14 +252,14 @@ static void fifo_cut(struct rs_pacer *p, uint32_t f)
 static void gr_push(struct rs_pacer *p, uint32_t f)
 {
 	p->fl[f].state = RS_FL_GRANTED;
-	fl_append(p, &p->gr_head, &p->gr_tail, f);
+	rs_list_append(FLOWS(p), &p->gr_head, &p->gr_tail, f);
 }
 
 static void gr_cut(struct rs_pacer *p, uint32_t f)
 {
 	struct rs_flow_ent *e = &p->fl[f];
 
-	fl_cut(p, &p->gr_head, &p->gr_tail, f);
+	rs_list_cut(FLOWS(p), &p->gr_head, &p->gr_tail, f);
 	e->state = RS_FL_IDLE;
 	e->grant = 0;
 	e->grant_drr = 0;
@@ -329,7 +270,7 @@ static void gr_cut(struct rs_pacer *p, uint32_t f)
 /* The rate changed (link source, reconfigure): the bucket follows. */
 void rs_pacer_cap(struct rs_sched *s)
 {
-	double b = burst(rs_pacer_rate(s));
+	double b = rs_pacer_burst(rs_full_rate(s));
 
 	if (s->pc.tokens > b)
 		s->pc.tokens = b;
@@ -338,7 +279,7 @@ void rs_pacer_cap(struct rs_sched *s)
 void rs_pacer_refill(struct rs_sched *s, rs_time_ns now)
 {
 	struct rs_pacer *p = &s->pc;
-	double rate = rs_pacer_rate(s), b = burst(rate);
+	double rate = rs_full_rate(s), b = rs_pacer_burst(rate);
 
 	if (!p->t_set) {
 		p->t = now;
@@ -356,7 +297,7 @@ void rs_pacer_refill(struct rs_sched *s, rs_time_ns now)
 static void refund(struct rs_sched *s, uint32_t a, int64_t tok, int64_t drr)
 {
 	struct rs_pacer *p = &s->pc;
-	double b = burst(rs_pacer_rate(s));
+	double b = rs_pacer_burst(rs_full_rate(s));
 
 	p->tokens += (double)tok;
 	if (p->tokens > b)
@@ -484,7 +425,7 @@ rs_time_ns rs_pacer_deadline(const struct rs_sched *s)
 		return earliest;
 	e = &p->ac[p->act_head];
 	need = e->nwait ? fmin((double)p->fl[e->head].want, MSS) : MSS;
-	rate = rs_pacer_rate(s);
+	rate = rs_full_rate(s);
 	lack = need - p->tokens;
 	t = p->t;
 	if (lack > 0)
@@ -498,7 +439,7 @@ rs_time_ns rs_pacer_deadline(const struct rs_sched *s)
 
 static uint64_t acct_key(const struct rs_sched *s, uint64_t ukey)
 {
-	return s->cfg.policy == RS_POLICY_MSF ? ukey : 0;
+	return s->pol->per_user ? ukey : 0;
 }
 
 /* Account of (cls, key), created if needed; pacer_reserve() made room. */
@@ -560,8 +501,10 @@ static inline int flow_entry(const struct rs_sched *s, rs_flow f,
 
 void rs_set_wake(struct rs_sched *s, rs_wake_fn wake)
 {
-	if (s && !s->in_callback)
+	if (s && !s->in_callback) {
 		s->pc.wake = wake;
+		rs_check(s, "rs_set_wake");
+	}
 }
 
 int rs_flow_open(struct rs_sched *s, rs_id req, int cls, uint64_t user,
@@ -619,6 +562,7 @@ int rs_flow_open(struct rs_sched *s, rs_id req, int cls, uint64_t user,
 	s->cls[c].nflows++;
 	p->open++;
 	*f = make_flow(p, i);
+	rs_check(s, "rs_flow_open");
 	return 0;
 }
 
@@ -657,6 +601,7 @@ int rs_flow_close(struct rs_sched *s, rs_flow f, rs_time_ns now)
 	p->fl_free = i;
 	if (p->act_head != RS_NIL)
 		dispatch(s, now);
+	rs_check(s, "rs_flow_close");
 	return 0;
 }
 
@@ -676,8 +621,8 @@ static int64_t take_grant(struct rs_sched *s, uint32_t i, uint64_t want)
 	return take;
 }
 
-int64_t rs_flow_allowance(struct rs_sched *s, rs_flow f, uint64_t want,
-			  rs_time_ns now)
+static int64_t allowance(struct rs_sched *s, rs_flow f, uint64_t want,
+			 rs_time_ns now)
 {
 	struct rs_pacer *p = &s->pc;
 	struct rs_flow_ent *e;
@@ -719,6 +664,16 @@ int64_t rs_flow_allowance(struct rs_sched *s, rs_flow f, uint64_t want,
 	return 0;
 }
 
+int64_t rs_flow_allowance(struct rs_sched *s, rs_flow f, uint64_t want,
+			  rs_time_ns now)
+{
+	int64_t n = allowance(s, f, want, now);
+
+	if (n >= 0)
+		rs_check(s, "rs_flow_allowance");
+	return n;
+}
+
 int rs_flow_read(struct rs_sched *s, rs_flow f, uint64_t n, rs_time_ns now)
 {
 	struct rs_pacer *p = &s->pc;
@@ -751,6 +706,7 @@ int rs_flow_read(struct rs_sched *s, rs_flow f, uint64_t n, rs_time_ns now)
 		rs_foreign_bytes(s, e->cls, e->ukey, n, now);
 	if (p->act_head != RS_NIL)
 		dispatch(s, now);		/* may wake flows */
+	rs_check(s, "rs_flow_read");
 	return 0;
 }
 
@@ -770,7 +726,7 @@ uint32_t rs_flow_clamp(const struct rs_sched *cs, rs_flow f, rs_time_ns rtt)
 	a = &s->pc.ac[e->acct];
 	if (!rtt)
 		rtt = RS_NSEC_PER_SEC / 10;
-	bdp2 = 2 * rs_pacer_rate(s) * (double)rtt / (double)RS_NSEC_PER_SEC;
+	bdp2 = 2 * rs_full_rate(s) * (double)rtt / (double)RS_NSEC_PER_SEC;
 	share = s->pc.wsum > 0 ?
 		s->cls[a->cls].weight / s->pc.wsum / (double)a->nflows : 1;
 	clamp = bdp2 * share;
@@ -782,6 +738,7 @@ uint32_t rs_flow_clamp(const struct rs_sched *cs, rs_flow f, rs_time_ns rtt)
 	s->pc.window_bytes -= e->clamp;
 	e->clamp = (uint32_t)(clamp + 0.5);
 	s->pc.window_bytes += e->clamp;
+	rs_check(s, "rs_flow_clamp");
 	return e->clamp;
 }
 

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * policy.c - service counters of msf (MSF-RS MOA) and rfq (FQRS RFQ).
+ * msf.c - the minimum-service-first arbiter of MSF-RS (Computer Networks
+ * 2008, Eq. 1, Fig. 3/4): service counters and the class heaps, shared
+ * with rfq (rfq.c), which only normalizes differently:
  *
  *   msf: SC_i += L / (w_i * UC_i)        rfq: SC_i += L / w_i
  *
@@ -19,7 +21,7 @@
 
 static double divisor(const struct rs_sched *s, const struct rs_class *c)
 {
-	if (s->cfg.policy == RS_POLICY_MSF)
+	if (s->pol->per_user)
 		return c->weight * (c->uc ? c->uc : 1);
 	return c->weight;
 }
@@ -143,22 +145,24 @@ RS_HOT void kremove(struct rs_sched *s, bool ready, uint32_t pos)
 		ksift_down(s, ready, pos, &last);
 }
 
-void rs_ready_add(struct rs_sched *s, uint32_t c)
+/* Class c has queued requests: it enters the ready heap. */
+void rs_sc_ready(struct rs_sched *s, uint32_t c)
 {
+	rs_sc_flush(s);
 	kpush(s, true, c);
 }
 
-void rs_ready_del(struct rs_sched *s, uint32_t c)
+void rs_sc_empty(struct rs_sched *s, uint32_t c)
 {
 	if (s->cls[c].hpos_ready != RS_NIL)
 		kremove(s, true, s->cls[c].hpos_ready);
 }
 
-/* Class c is active (reconfiguration rebuilds the active heap). */
-void rs_active_add(struct rs_sched *s, uint32_t c)
+/* The class with the minimum SC among those with queued requests. */
+uint32_t rs_sc_pick(struct rs_sched *s)
 {
-	kpush(s, false, c);
-	s->nactive++;
+	rs_sc_flush(s);
+	return rs_kheap_top(&s->ready);
 }
 
 /* SC grew: only the ready heap is fixed now (the active heap is lazy). */
@@ -189,7 +193,7 @@ static void pool_leave(struct rs_sched *s, uint32_t c)
 		ksift_down(s, false, pos, &e);
 }
 
-void rs_sc_flush_class(struct rs_sched *s, uint32_t c)
+static void flush_class(struct rs_sched *s, uint32_t c)
 {
 	struct rs_class *k = &s->cls[c];
 
@@ -208,7 +212,7 @@ void rs_sc_flush(struct rs_sched *s)
 		uint32_t c = s->dirty[--s->ndirty];
 
 		s->cls[c].dirty = 0;
-		rs_sc_flush_class(s, c);
+		flush_class(s, c);
 	}
 }
 
@@ -257,12 +261,10 @@ static double active_min_sc(struct rs_sched *s)
 }
 
 /* Class c becomes active (UC 0 -> 1). */
-void rs_sc_class_activate(struct rs_sched *s, uint32_t c)
+static void activate(struct rs_sched *s, uint32_t c)
 {
 	struct rs_class *k = &s->cls[c];
 
-	if (!rs_uses_sc(s))
-		return;
 	rs_sc_flush(s);
 	/* MSF-RS Fig. 3: if (UC_i = 0) SC_i <- GetMinSC() */
 	if (s->pool_n)
@@ -279,25 +281,28 @@ void rs_sc_class_activate(struct rs_sched *s, uint32_t c)
 	s->nactive++;
 }
 
-/* UC of class c is about to change: fold its pending bytes with the old
- * UC. The heaps are fixed once, by rs_sc_uc_changed(), right after. */
-void rs_sc_before_uc_change(struct rs_sched *s, uint32_t c)
+/* UC of class c is about to change by one: a class becoming active
+ * restarts its SC, else its pending bytes are folded with the old UC. The
+ * heaps are fixed once, by rs_sc_users_changed(), right after. */
+void rs_sc_users_changing(struct rs_sched *s, uint32_t c)
 {
 	struct rs_class *k = &s->cls[c];
 
-	if (!rs_uses_sc(s) || !k->sc_pending)
+	if (k->uc == 0) {
+		activate(s, c);
+		return;
+	}
+	if (!k->sc_pending)
 		return;
 	k->sc += (double)k->sc_pending / divisor(s, k);
 	k->sc_pending = 0;
 }
 
-/* Called after UC changed (the caller flushed before the change). */
-void rs_sc_uc_changed(struct rs_sched *s, uint32_t c)
+/* Called after UC changed. */
+void rs_sc_users_changed(struct rs_sched *s, uint32_t c)
 {
 	struct rs_class *k = &s->cls[c];
 
-	if (!rs_uses_sc(s))
-		return;
 	if (k->in_pool && (k->uc == 0 || k->sc != s->pool_sc))
 		pool_leave(s, c);
 	if (k->uc == 0 && --s->nactive == 0)
@@ -305,3 +310,50 @@ void rs_sc_uc_changed(struct rs_sched *s, uint32_t c)
 	if (k->hpos_ready != RS_NIL)
 		kfix(s, true, k->hpos_ready, c);
 }
+
+/* rs_reconfigure(): the classes were renewed with their UC and no heap
+ * entry. A class active before keeps its SC, one that becomes active
+ * starts at the minimum SC of those; the active heap is built anew. */
+void rs_sc_rebuild(struct rs_sched *s)
+{
+	double min_sc = 0;
+	bool any = false;
+	uint32_t c;
+
+	for (c = 0; c < s->ncls; c++) {
+		struct rs_class *k = &s->cls[c];
+
+		if (k->uc && k->sc_epoch == s->sc_epoch &&
+		    (!any || k->sc < min_sc)) {
+			min_sc = k->sc;
+			any = true;
+		}
+	}
+	for (c = 0; c < s->ncls; c++) {
+		struct rs_class *k = &s->cls[c];
+
+		if (!k->uc)
+			continue;
+		if (k->sc_epoch != s->sc_epoch) {
+			k->sc = any ? min_sc : 0;
+			k->sc_epoch = s->sc_epoch;
+		}
+		kpush(s, false, c);
+		s->nactive++;
+	}
+	if (!s->nactive)
+		s->sc_epoch++;
+}
+
+const struct rs_policy_ops rs_msf_ops = {
+	.name = "msf",
+	.service_counter = true,
+	.per_user = true,
+	.ready = rs_sc_ready,
+	.empty = rs_sc_empty,
+	.pick = rs_sc_pick,
+	.service = rs_sc_value,
+	.users_changing = rs_sc_users_changing,
+	.users_changed = rs_sc_users_changed,
+	.rebuild = rs_sc_rebuild,
+};
