@@ -29,7 +29,8 @@ $(STAMPS)/deps: scripts/install-deps mk/apt-packages.txt mk/python-packages.txt
 	scripts/install-deps
 	@touch $@
 
-include $(sort $(wildcard mk/*.mk))
+include mk/warnings.mk
+include $(sort $(filter-out mk/warnings.mk,$(wildcard mk/*.mk)))
 
 all: $(ALL_TARGETS)
 check: all $(CHECK_TARGETS)

@@ -170,6 +170,11 @@ struct rs_class {
 	uint64_t released, cancelled, ended, aborted, expired;
 	uint64_t bytes_at_tick;
 	double throughput_bps;
+#ifdef RS_DEBUG
+	double dbg_sc;		/* check.c: SC at the previous check */
+	uint32_t dbg_epoch;
+	bool dbg_active;
+#endif
 };
 
 /* Index min-heap of uint32 items; the position of each item is stored by
@@ -368,6 +373,12 @@ struct rs_sched {
 	/* global statistics */
 	uint64_t released, cancelled, ended, aborted, expired, rejected;
 	uint64_t bytes;
+#ifdef RS_DEBUG
+	struct {
+		uint32_t W;		/* W at the previous check */
+		uint64_t bytes_gone;	/* bytes of classes reconfigure removed */
+	} dbg;				/* check.c */
+#endif
 };
 
 /* heap.c */
@@ -407,6 +418,16 @@ void rs_sc_users_changing(struct rs_sched *s, uint32_t c);
 void rs_sc_users_changed(struct rs_sched *s, uint32_t c);
 void rs_sc_rebuild(struct rs_sched *s);
 void rs_sc_flush(struct rs_sched *s);
+/* The operations of the service counter policies (msf, rfq). */
+#define RS_SC_OPS                                                       \
+	.service_counter = true,                                        \
+	.ready = rs_sc_ready,                                           \
+	.empty = rs_sc_empty,                                           \
+	.pick = rs_sc_pick,                                             \
+	.service = rs_sc_value,                                         \
+	.users_changing = rs_sc_users_changing,                         \
+	.users_changed = rs_sc_users_changed,                           \
+	.rebuild = rs_sc_rebuild
 
 /* rfq.c */
 extern const struct rs_policy_ops rs_rfq_ops;
@@ -490,7 +511,7 @@ double rs_pacer_burst(double rate);
 
 /* check.c: the invariants, after every public operation (RS_DEBUG) */
 #ifdef RS_DEBUG
-void rs_check(const struct rs_sched *s, const char *op);
+void rs_check(struct rs_sched *s, const char *op);
 #else
 #define rs_check(s, op) ((void)0)
 #endif

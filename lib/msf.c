@@ -347,13 +347,6 @@ void rs_sc_rebuild(struct rs_sched *s)
 
 const struct rs_policy_ops rs_msf_ops = {
 	.name = "msf",
-	.service_counter = true,
-	.per_user = true,
-	.ready = rs_sc_ready,
-	.empty = rs_sc_empty,
-	.pick = rs_sc_pick,
-	.service = rs_sc_value,
-	.users_changing = rs_sc_users_changing,
-	.users_changed = rs_sc_users_changed,
-	.rebuild = rs_sc_rebuild,
+	.per_user = true,	/* SC_i += L / (w_i * UC_i) */
+	RS_SC_OPS,
 };

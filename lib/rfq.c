@@ -14,13 +14,6 @@
 
 const struct rs_policy_ops rs_rfq_ops = {
 	.name = "rfq",
-	.service_counter = true,
-	.per_user = false,
-	.ready = rs_sc_ready,
-	.empty = rs_sc_empty,
-	.pick = rs_sc_pick,
-	.service = rs_sc_value,
-	.users_changing = rs_sc_users_changing,
-	.users_changed = rs_sc_users_changed,
-	.rebuild = rs_sc_rebuild,
+	.per_user = false,	/* SC_i += L / w_i */
+	RS_SC_OPS,
 };

@@ -9,7 +9,7 @@ SIM_BIN      := $(PREFIX)/bin/rs-sim
 SIM_SRCS     := $(wildcard $(SIM_SRCDIR)/*.c)
 SIM_HDRS     := $(wildcard $(SIM_SRCDIR)/*.h)
 SIM_CORE     := $(SIM_SRCDIR)/link.c $(SIM_SRCDIR)/heap.c $(SIM_SRCDIR)/rng.c
-SIM_CFLAGS   := -std=c11 -O2 -g -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
+SIM_CFLAGS   := $(WARN_CFLAGS) -O2 -g
 SIM_TEST_BIN := $(SIM_OBJDIR)/test_link
 
 .PHONY: sim check-sim
