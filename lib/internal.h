@@ -506,7 +506,6 @@ void rs_pacer_refill(struct rs_sched *s, rs_time_ns now);
 void rs_pacer_cap(struct rs_sched *s);
 rs_time_ns rs_pacer_deadline(const struct rs_sched *s);
 void rs_pacer_rebuild(struct rs_sched *s, const uint32_t *map);
-void rs_pacer_wmin(struct rs_sched *s);
 double rs_pacer_burst(double rate);
 
 /* check.c: the invariants, after every public operation (RS_DEBUG) */
@@ -520,10 +519,6 @@ void rs_check(struct rs_sched *s, const char *op);
 int rs_class_reserve(struct rs_sched *s, uint32_t n);
 void rs_class_init(struct rs_class *k, char *name, double weight);
 bool rs_weight_ok(double w);
-static inline struct rs_class *rs_cls(struct rs_sched *s, uint32_t c)
-{
-	return &s->cls[c];
-}
 /* C * U+ less the exceptive rate of the link counter (link.c), at least
  * 5 % of C: the pacer's R and rtc's bandwidth, bytes/s. */
 static inline double rs_full_rate(const struct rs_sched *s)

@@ -99,7 +99,7 @@ void rs_pacer_free(struct rs_sched *s)
 	memset(&s->pc, 0, sizeof(s->pc));
 }
 
-void rs_pacer_wmin(struct rs_sched *s)
+static void wmin(struct rs_sched *s)
 {
 	uint32_t c;
 
@@ -754,7 +754,7 @@ void rs_pacer_rebuild(struct rs_sched *s, const uint32_t *map)
 	struct rs_pacer *p = &s->pc;
 	uint32_t a, i, c, chain = RS_NIL, last = RS_NIL;
 
-	rs_pacer_wmin(s);
+	wmin(s);
 	rs_pacer_cap(s);
 	/* one chain of the waiting flows, in round order, through next */
 	for (a = p->act_head; a != RS_NIL; a = p->ac[a].next) {
