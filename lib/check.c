@@ -27,7 +27,10 @@
  *                once; waiting = sum nwait; an account off the active list
  *                has deficit 0; granted list in grant order with grants > 0;
  *                open = sum of account flows = sum of class flows;
- *                window_bytes = sum of the clamps
+ *                window_bytes = sum of the clamps; per class nbacklog =
+ *                its accounts on the active list, npresent = its present
+ *                accounts; the recent list holds the recent accounts,
+ *                oldest read first
  * Cost: O(requests + classes + users + flows) per operation.
  */
 #ifdef RS_DEBUG
@@ -279,6 +282,36 @@ static void check_rtc(const struct rs_sched *s, const char *op)
 	       heap_ordered(s, &s->h_rel, false));
 }
 
+/* The pacer's per class backlogged and present accounts. */
+static void check_presence(const struct rs_sched *s, const char *op)
+{
+	const struct rs_pacer *p = &s->pc;
+	uint32_t *cnt = calloc(s->ncls ? 2 * (size_t)s->ncls : 1, sizeof(*cnt));
+	uint32_t a, n, c, recent = 0;
+	rs_time_ns last = 0;
+
+	ASSERT("pacer", cnt);
+	for (a = p->rc_head, n = 0; a != RS_NIL; a = p->ac[a].rnext, n++) {
+		ASSERT("pacer", n < p->nac && p->ac[a].recent &&
+		       p->ac[a].nflows && p->ac[a].t_read >= last);
+		last = p->ac[a].t_read;
+	}
+	for (a = 0; a < p->nac; a++) {
+		const struct rs_acct *e = &p->ac[a];
+
+		if (!e->nflows)
+			continue;
+		recent += e->recent;
+		cnt[2 * e->cls] += e->active;
+		cnt[2 * e->cls + 1] += e->nreq > 0 || e->recent;
+	}
+	ASSERT("pacer", recent == n);
+	for (c = 0; c < s->ncls; c++)
+		ASSERT("pacer", s->cls[c].nbacklog == cnt[2 * c] &&
+		       s->cls[c].npresent == cnt[2 * c + 1]);
+	free(cnt);
+}
+
 static void check_pacer(const struct rs_sched *s, const char *op)
 {
 	const struct rs_pacer *p = &s->pc;
@@ -324,6 +357,7 @@ static void check_pacer(const struct rs_sched *s, const char *op)
 		cflows += s->cls[a].nflows;
 	ASSERT("pacer", n == p->open && flows == p->open && cflows == p->open);
 	ASSERT("pacer", clamps == p->window_bytes);
+	check_presence(s, op);
 }
 
 void rs_check(struct rs_sched *s, const char *op)
