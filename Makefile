@@ -1,4 +1,4 @@
-# reqsched top-level Makefile. Entry points (DESIGN.md §7):
+# reqsched top-level Makefile. Entry points (README, "The two commands"):
 #   make          install build dependencies, build libreqsched, the helper
 #                 and the patched Squid into build/
 #   make check    all of the above, then every test

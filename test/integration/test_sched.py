@@ -1,6 +1,6 @@
 """Behaviour of the patched Squid with request scheduling (issue 3, tests 1-8
 and `request_scheduler off`).  Every test starts its own Squid on 127.0.0.1;
-scripts/origin (one per session) is the origin server; clients are raw
+reqsched-origin (one per session) is the origin server; clients are raw
 sockets bound to 127.0.0.x source addresses (one address = one user)."""
 from __future__ import annotations
 

@@ -110,7 +110,6 @@ def evaluate(results: list[dict], sc: dict, idle: Optional[dict]) -> list[dict]:
             rows.append(_row(m, "all", "bulk bit/s / (payload C - interactive)",
                              bulk / rest if rest > 0 else None, ">=", t["bulk_rest"],
                              f"{bulk / 1e6:.3f} of {rest / 1e6:.3f} Mbit/s"))
-        period_keys = ("share_error", "utilization", "drops_vs_stock")
         periods = ["on", "off"] if t.get("periods") else ["all"]
         for per in periods:
             if per == "all":

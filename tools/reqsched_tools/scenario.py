@@ -13,9 +13,9 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-SCENARIO_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                            "scenarios")
+SCENARIO_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scenarios")
 BASELINE_MODES = ("stock", "delay-pools", "htb")
+# request_sched_policy's words (Squid's cf.data.pre, rs_policy_parse() in lib/)
 POLICIES = ("msf", "rfq", "drr")
 WINDOWS = ("wrc-mult", "wrc-aimd", "rtc")
 # TCP payload per 1514-byte Ethernet frame (MSS 1448 with timestamps): the
@@ -130,7 +130,7 @@ def parse_mode(text: str, default_window: str, default_u: float) -> ModeSpec:
     t = text.strip()
     if t in BASELINE_MODES:
         return ModeSpec(name=t, kind=t)
-    m = re.fullmatch(r"(msf|rfq|drr)(\+sff)?(?::([a-z-]+|fixed-\d+))?(?:@([0-9.]+%?))?"
+    m = re.fullmatch(f"({'|'.join(POLICIES)})" r"(\+sff)?(?::([a-z-]+|fixed-\d+))?(?:@([0-9.]+%?))?"
                      r"(/nopacing)?", t)
     if not m:
         raise ScenarioError(f"unknown mode {text!r} (stock, delay-pools, htb or "
@@ -281,7 +281,7 @@ def build(raw: dict[str, Any], source: str = "") -> Scenario:
     window = str(get(rs, "window", "wrc-mult"))
     target_u = float(get(rs, "target_utilization", 0.98))
     modes = [parse_mode(m, window, target_u) for m in
-             raw.get("modes", ["stock", "delay-pools", "htb", "msf", "rfq", "drr", "msf+sff"])]
+             raw.get("modes", [*BASELINE_MODES, *POLICIES, "msf+sff"])]
     sc = Scenario(
         name=str(raw.get("name", os.path.splitext(os.path.basename(source))[0] or "custom")),
         description=str(raw.get("description", "")),

@@ -1,5 +1,4 @@
-#!/usr/bin/env python3
-"""origin: the reqsched testbed's origin HTTP/1.1 server.
+"""reqsched-origin: the reqsched testbed's origin HTTP/1.1 server.
 
 Serves synthetic objects whose size, first-byte delay and pacing are chosen
 per request (URL parameters), per server address (--server-config) or from a

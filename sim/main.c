@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rs-sim - run one simulator spec: rs-sim SPEC|-  (result JSON on stdout).
- * Scenarios, tables and the report JSON are made by scripts/sim.
+ * Scenarios, tables and the report JSON are made by reqsched-sim (tools/).
  */
 #include <stdio.h>
 #include <string.h>

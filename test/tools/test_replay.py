@@ -2,19 +2,11 @@
 proxy in the test and the real origin on loopback)."""
 import asyncio
 import csv
-import os
 import random
-import subprocess
-import sys
-import tempfile
-import time
 
 import pytest
 
 from reqsched_tools import replay
-
-ORIGIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "origin")
-
 
 def test_size_dist_lognormal_uniform_and_cap():
     rng = random.Random(1)
@@ -48,18 +40,8 @@ def test_tunnel_helpers():
 
 
 @pytest.fixture(scope="module")
-def origin_port():
-    d = tempfile.mkdtemp(prefix="rs-replay-test-")
-    pf = os.path.join(d, "port")
-    p = subprocess.Popen([sys.executable, ORIGIN, "--port", "0", "--port-file", pf,
-                          "--max-runtime", "60", "--quiet"])
-    for _ in range(200):
-        if os.path.exists(pf) and os.path.getsize(pf):
-            break
-        time.sleep(0.02)
-    yield int(open(pf).read().split()[0].rsplit(":", 1)[1])
-    p.terminate()
-    p.wait(5)
+def origin_port(start_origin):
+    return start_origin()[1]
 
 
 def test_requests_inside_connect_tunnels(origin_port, tmp_path):

@@ -1,10 +1,10 @@
-"""scripts/report: table, report JSON and PNG plots from a testbed run directory.
+"""reqsched-report: table, report JSON and PNG plots from a testbed run directory.
 
-  scripts/report RUN_DIR [--json FILE] [--no-plots] [--quiet]
+  reqsched-report RUN_DIR [--json FILE] [--no-plots] [--quiet]
 
-RUN_DIR is what `scripts/testbed run` wrote: scenario.json plus one directory per
+RUN_DIR is what `reqsched-testbed run` wrote: scenario.json plus one directory per
 mode (requests.csv, class_bytes.csv, access.log, tc.csv, mgr.jsonl, run.json).
-Writes RUN_DIR/report.json (one object per mode, DESIGN.md §7 shape),
+Writes RUN_DIR/report.json (one object per mode, doc/report-json.md),
 RUN_DIR/table.txt and RUN_DIR/*.png, and prints the table.
 
 Metrics are taken over the measured window [warmup_s, duration_s] of each mode:
@@ -51,12 +51,6 @@ from typing import Any, Optional
 from . import logparse, metrics, targets as targets_mod
 
 RESTART_SETTLE_S = 2.0          # restart target: requests/s from this long after the restart
-# mgr:request_sched keys of the byte layer (appended by the pacing/link Squid)
-BYTE_LAYER_KEYS = ("link_bytes", "proxied_bytes", "exceptive_bytes", "interval_s", "pace_bps",
-                   "flows", "flows_waiting", "window_bytes", "long_transfers")
-
-PAPER = {"class_mbps": [1.03, 0.52, 0.26], "latency_ms_stock": 1686.1,
-         "latency_ms_msf": 1174.9, "queue_ms_msf": 515.5}
 
 
 @dataclass

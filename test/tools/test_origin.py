@@ -1,31 +1,16 @@
-"""scripts/origin on loopback: sizes, chunked, keep-alive, delay, pacing, reset, hang."""
-import os
+"""reqsched-origin on loopback: sizes, chunked, keep-alive, delay, pacing, reset, hang."""
 import socket
-import subprocess
-import sys
-import tempfile
 import time
 
 import pytest
 
-ORIGIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "origin")
-
 
 @pytest.fixture(scope="module")
-def port():
-    d = tempfile.mkdtemp(prefix="rs-origin-test-")
-    pf = os.path.join(d, "port")
-    sm = os.path.join(d, "sizes")
-    with open(sm, "w") as f:
-        f.write("http://logged.example/a.html 4321\n/b 77\nbroken line here\n")
-    p = subprocess.Popen([sys.executable, ORIGIN, "--port", "0", "--port-file", pf,
-                          "--size-map", sm, "--max-runtime", "60", "--quiet"],
-                         stderr=subprocess.PIPE, text=True)
-    for _ in range(200):
-        if os.path.exists(pf) and os.path.getsize(pf):
-            break
-        time.sleep(0.02)
-    yield int(open(pf).read().split()[0].rsplit(":", 1)[1])
+def port(start_origin, tmp_path_factory):
+    sm = tmp_path_factory.mktemp("origin") / "sizes"
+    sm.write_text("http://logged.example/a.html 4321\n/b 77\nbroken line here\n")
+    p, port = start_origin("--size-map", str(sm))
+    yield port
     p.terminate()
     err = p.communicate(timeout=5)[1]
     assert "skipped 1 malformed" in err

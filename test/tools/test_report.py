@@ -1,4 +1,4 @@
-"""scripts/report on a small hand-made run directory: every number checked."""
+"""reqsched-report on a small hand-made run directory: every number checked."""
 import json
 import os
 

@@ -1,16 +1,18 @@
-#!/usr/bin/env python3
-"""scripts/sim - reproduce the request-scheduling papers' scenarios.
+"""reqsched-sim - reproduce the request-scheduling papers' scenarios.
 
 Each scenario builds one or more run specs, runs them through the C engine
-build/bin/rs-sim (which drives libreqsched), prints a "paper vs ours" table
-and, with --json FILE, writes the report JSON of DESIGN.md section 7:
+build/bin/rs-sim (sim/, which drives libreqsched), prints a "paper vs ours"
+table and, with --json FILE, writes the report JSON (doc/report-json.md):
 
-    {"scenario": NAME, "reports": [<one DESIGN section 7 object per run>],
+    {"scenario": NAME, "reports": [<one report object per run>],
      "comparison": [{"quantity", "paper", "ours", "source"}]}
 
+The engine returns raw counts (bytes per class and bin, request times); the
+metrics made from them (percentiles, means, Jain's index) are metrics.py's.
+
 Usage:
-    scripts/sim --list
-    scripts/sim --scenario fig8 [--json FILE] [--seed N]
+    reqsched-sim --list
+    reqsched-sim --scenario fig8 [--json FILE] [--seed N]
 """
 from __future__ import annotations
 
@@ -27,8 +29,9 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-TOP = Path(__file__).resolve().parent.parent
-DEFAULT_ENGINE = TOP / "build" / "bin" / "rs-sim"
+from . import metrics, paths
+
+DEFAULT_ENGINE = paths.SIM_ENGINE
 
 # MSF-RS paper section 5.1: lognormal response sizes, M = 9.357, S = 1.318
 # (mean e^(M + S^2/2) = 27,656 bytes), U+ = 98 %, T = 5 s, classes 4:2:1,
@@ -162,16 +165,12 @@ class Engine:
 # --------------------------------------------------------------------------
 
 def pct(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    v = sorted(values)
-    k = (len(v) - 1) * q
-    lo, hi = math.floor(k), math.ceil(k)
-    return v[lo] + (v[hi] - v[lo]) * (k - lo)
+    """The q-quantile (q in [0, 1]); NaN for no values."""
+    return metrics.percentile(values, q * 100) if values else math.nan
 
 
 def mean(values: list[float]) -> float:
-    return sum(values) / len(values) if values else float("nan")
+    return metrics.mean(values) if values else math.nan
 
 
 def class_bytes(res: Json, t0: float, t1: float) -> list[float]:
@@ -213,15 +212,8 @@ def latency_split(reqs: list[list[float]]) -> tuple[float, float, float]:
             mean([r[5] - r[3] for r in reqs]))
 
 
-def jain(xs: list[float]) -> Optional[float]:
-    xs = [x for x in xs if x >= 0]
-    if not xs or sum(x * x for x in xs) == 0:
-        return None
-    return sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs))
-
-
 def report(scenario: str, run: Run, res: Json) -> Json:
-    """The DESIGN.md section 7 report object for one run."""
+    """The report object (doc/report-json.md) of one run."""
     dur = res["duration_s"]
     names = [c["name"] for c in res["classes"]]
     weights = [c["weight"] for c in res["classes"]]
@@ -247,7 +239,7 @@ def report(scenario: str, run: Run, res: Json) -> Json:
     # throughput divided by its weight (user-based weighted fair share).
     xs = [u["bytes"] / weights[u["class"]] for u in res["users"]
           if names[u["class"]] not in idle_classes]
-    ji = jain(xs)
+    ji = metrics.jain_index(xs) if any(xs) else None
     timeline = [{"t": b["t"],
                  "class_bps": {n: round(b["class_bytes"][i] * 8 / run.sample)
                                for i, n in enumerate(names)},
@@ -863,7 +855,7 @@ def main() -> int:
         print(f"sim: wrote {len(paths)} plots to {args.plot}", file=sys.stderr)
     if args.json:
         doc = {"scenario": args.scenario, "seed": args.seed,
-               "command": " ".join(["scripts/sim"] + sys.argv[1:]),
+               "command": " ".join(["reqsched-sim"] + sys.argv[1:]),
                "reports": out.reports,
                "comparison": [vars(r) for r in out.rows],
                "notes": out.notes, "metrics": out.metrics}

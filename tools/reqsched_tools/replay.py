@@ -515,3 +515,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     print(f"replay: {rp.started} requests started, {done} completed -> {args.out}",
           file=sys.stderr, flush=True)
     return 130 if rp.interrupted else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

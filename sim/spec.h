@@ -2,7 +2,7 @@
 /*
  * spec.h - one simulator run, as read from a line-based spec file.
  *
- * The spec is written by scripts/sim (one per scenario run); the grammar is
+ * The spec is written by reqsched-sim (one per scenario run); the grammar is
  * documented in doc/sim.md and at the top of spec.c. Every value is checked
  * and a bad line is reported with its number.
  */

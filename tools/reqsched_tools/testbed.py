@@ -1,10 +1,10 @@
-"""scripts/testbed: run a scenario on the namespace testbed in every gateway mode.
+"""reqsched-testbed: run a scenario on the namespace testbed in every gateway mode.
 
-  scripts/testbed run --scenario NAME | --spec FILE [--modes stock,msf,...]
+  reqsched-testbed run --scenario NAME | --spec FILE [--modes stock,msf,...]
                       [--duration S] [--out DIR] [--json FILE]
-  scripts/testbed setup --id ID [--scenario NAME]   (build the network, leave it up)
-  scripts/testbed teardown --id ID | --all          (remove it and its processes)
-  scripts/testbed list                              (scenarios, and testbed namespaces up)
+  reqsched-testbed setup --id ID [--scenario NAME]   (build the network, leave it up)
+  reqsched-testbed teardown --id ID | --all          (remove it and its processes)
+  reqsched-testbed list                              (scenarios, and testbed namespaces up)
 
 One run = one network (ids rsXXXX), the same load and seed for every mode, modes
 one after another; results in results/<scenario>-<UTC timestamp>/<mode>/ and the
@@ -26,13 +26,12 @@ import threading
 import time
 from typing import Optional
 
-from . import netns, scenario, squidconf
+from . import netns, paths, scenario, squidconf
 from .netns import Topology
 from .scenario import ModeSpec, Scenario
 
-SCRIPTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TOP = os.path.dirname(SCRIPTS)
-PATCHED_SQUID = os.path.join(TOP, "build", "squid", "sbin", "squid")
+TOP = str(paths.TOP)
+PATCHED_SQUID = str(paths.PATCHED_SQUID)
 SQUID_USER = "nobody"
 
 
@@ -88,7 +87,7 @@ class Sampler:
             tcf.flush()
 
     def run_mgr(self) -> None:
-        from .logparse import parse_mgr_page
+        from .mgrpage import parse_mgr_page
         with open(os.path.join(self.dir, "mgr.jsonl"), "w", encoding="utf-8") as mf:
             while not self.halt.is_set():
                 t = time.time()
@@ -240,7 +239,7 @@ class Runner:
     # -- processes -------------------------------------------------------------
     def spawn(self, role: str, argv: list[str], logfile: str) -> subprocess.Popen:
         f = open(logfile, "w", encoding="utf-8")
-        env = dict(os.environ, PYTHONPATH=SCRIPTS, PYTHONUNBUFFERED="1")
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
         p = subprocess.Popen(self.topo.exec_argv(role, argv), stdout=f, stderr=subprocess.STDOUT,
                              env=env, start_new_session=True)
         self.procs.append(p)
@@ -286,7 +285,7 @@ class Runner:
     # -- one mode --------------------------------------------------------------
     def start_origin(self, mdir: str, duration: float) -> subprocess.Popen:
         sc = self.sc
-        origin = [sys.executable, os.path.join(SCRIPTS, "origin"), "--listen", "0.0.0.0:80",
+        origin = [sys.executable, "-m", "reqsched_tools.origin", "--listen", "0.0.0.0:80",
                   "--listen", f"0.0.0.0:{squidconf.TUNNEL_PORT}",
                   "--server-config", os.path.join(self.out, "servers.json"),
                   "--seed", str(sc.seed), "--mu", str(sc.size_mu), "--sigma", str(sc.size_sigma),
@@ -305,7 +304,7 @@ class Runner:
     def replay_argv(self, users_file: str, out: str, duration: float,
                     seed: Optional[int] = None) -> list[str]:
         sc = self.sc
-        argv = [sys.executable, os.path.join(SCRIPTS, "replay"), "--users-file", users_file,
+        argv = [sys.executable, "-m", "reqsched_tools.replay", "--users-file", users_file,
                 "--proxy", f"{netns.GW_LAN}:{netns.PROXY_PORT}",
                 "--servers", ",".join(self.servers), "--mu", str(sc.size_mu),
                 "--sigma", str(sc.size_sigma), "--duration", str(duration),
@@ -654,7 +653,7 @@ def cmd_setup(args: argparse.Namespace) -> int:
     topo = Topology(args.id)
     topo.setup([c.users for c in sc.classes], sc.server_count, sc.downlink_bps, sc.uplink_bps,
                sc.buffer_ms)
-    log(f"namespaces up: {' '.join(topo.ns.values())} (teardown: scripts/testbed teardown "
+    log(f"namespaces up: {' '.join(topo.ns.values())} (teardown: reqsched-testbed teardown "
         f"--id {args.id})")
     return 0
 
@@ -689,7 +688,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="run a scenario in every mode and report")
     g = r.add_mutually_exclusive_group(required=True)
-    g.add_argument("--scenario", help="name in scripts/scenarios/")
+    g.add_argument("--scenario", help="name in reqsched_tools/scenarios/")
     g.add_argument("--spec", help="scenario file (TOML or JSON)")
     r.add_argument("--modes", help="comma-separated: stock,delay-pools,htb,msf,msf/nopacing,"
                                    "rfq,drr,msf+sff, POLICY[+sff][:WINDOW][@U][/nopacing]")

@@ -6,7 +6,6 @@ counted, never fatal.
 - the testbed's own Squid log format (logformat reqsched, see squidconf.py):
     time elapsed client code/status bytes method URL replay_id class wait_ms
 - plain URL lists: "URL [SIZE]" per line, '#' comments.
-- the cache manager page request_sched (contract.md).
 """
 from __future__ import annotations
 
@@ -125,38 +124,6 @@ def parse_url_list(src: Iterable[str], stats: ParseStats) -> list[tuple[str, Opt
         out.append((f[0], size))
         stats.parsed += 1
     return out
-
-
-def parse_mgr_page(text: str) -> dict:
-    """The request_sched cache manager page -> {"global": {...}, "classes": [{...}]}.
-    Numbers become floats where they parse; unknown lines are ignored."""
-    def num(v: str):
-        try:
-            return float(v)
-        except ValueError:
-            return v
-    glob: dict = {}
-    classes = []
-    for line in text.splitlines():
-        key, sep, val = line.partition(":")
-        if not sep:
-            continue
-        key, val = key.strip(), val.strip()
-        if key == "class":
-            c = {}
-            for kv in val.split():
-                k, eq, v = kv.partition("=")
-                if eq:
-                    c[k] = num(v)
-            classes.append(c)
-        elif key and " " not in key:
-            glob[key] = num(val)
-    return {"global": glob, "classes": classes}
-
-
-def read_file(path: str, parser, stats: ParseStats):
-    with open(path, encoding="utf-8", errors="replace") as f:
-        return parser(f, stats)
 
 
 def open_text(path: str) -> TextIO:
