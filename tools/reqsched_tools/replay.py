@@ -455,7 +455,7 @@ def users_from_args(args: argparse.Namespace) -> list[User]:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="replay", description=__doc__,
+    ap = argparse.ArgumentParser(prog="reqsched-replay", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--proxy", default="10.10.0.1:3128", help="proxy HOST:PORT")
     ap.add_argument("--users-file", help='JSON {"users": [{"id", "class", "addr", "pattern", '

@@ -1016,7 +1016,7 @@ def sweep_summary(out: str, point_dirs: list[str], json_out: Optional[str] = Non
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="report", description=__doc__,
+    ap = argparse.ArgumentParser(prog="reqsched-report", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("run_dir")
     ap.add_argument("--json", help="also write the report JSON here")

@@ -813,7 +813,7 @@ def print_table(name: str, out: Outcome) -> None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description="request-scheduling simulator: "
+    ap = argparse.ArgumentParser(prog="reqsched-sim", description="request-scheduling simulator: "
                                  "the papers' scenarios, paper vs ours")
     ap.add_argument("--scenario", help="scenario name (see --list)")
     ap.add_argument("--list", action="store_true", help="list the scenarios")

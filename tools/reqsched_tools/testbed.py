@@ -683,7 +683,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="testbed", description=__doc__,
+    ap = argparse.ArgumentParser(prog="reqsched-testbed", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="run a scenario in every mode and report")
