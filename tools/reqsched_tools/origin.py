@@ -39,7 +39,7 @@ import time
 import fcntl
 import termios
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Optional, TextIO
 from urllib.parse import parse_qsl, urlsplit
 
 BODY_BLOCK = (b"reqsched-origin-" * 4096)[:65536]
@@ -68,7 +68,7 @@ class OriginConfig:
     sigma: float = 1.318
     max_size: int = 100_000_000
     hang_max_s: float = 600.0
-    access_log: Optional[object] = None
+    access_log: Optional[TextIO] = None
     quiet: bool = False
     seed: int = 1
 

@@ -139,7 +139,7 @@ def server_for_host(host: str, servers: list[str]) -> str:
 
 
 def rewrite_entries(entries: list[tuple[str, Optional[int]]], servers: list[str],
-                    default_size: int = 27656) -> list[tuple[str, Optional[int]]]:
+                    default_size: int = 27656) -> list[tuple[str, int]]:
     """Point logged URLs at the testbed servers (one server per original host),
     keeping path and query. https URLs become http."""
     out = []
@@ -155,8 +155,9 @@ def rewrite_entries(entries: list[tuple[str, Optional[int]]], servers: list[str]
 
 
 def load_entries(access_log: Optional[str], url_list: Optional[str], servers: list[str],
-                 stats: logparse.ParseStats) -> Optional[list[tuple[str, Optional[int]]]]:
+                 stats: logparse.ParseStats) -> Optional[list[tuple[str, int]]]:
     """Read a Squid native access.log or a URL list and rewrite it to the servers."""
+    raw: list[tuple[str, Optional[int]]]
     if access_log:
         with logparse.open_text(access_log) as f:
             raw = [(e.url, e.bytes) for e in logparse.parse_native_access_log(f, stats)

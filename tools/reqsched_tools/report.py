@@ -236,7 +236,8 @@ def cross_periods(mdir: str, t0_replay: float, lo: float, hi: float
             except (ValueError, IndexError):
                 continue
     shift = (t0_cbr - t0_replay) if t0_cbr is not None else 0.0
-    on, off = [], []
+    on: list[tuple[float, float]] = []
+    off: list[tuple[float, float]] = []
     state, since = "off", lo
     for t, what in events:
         t = t + shift

@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 from . import metrics, paths
 
@@ -99,7 +99,7 @@ class Run:
     target_util: float = 0.98
     update_interval: float = 5.0
     compensation: Optional[bool] = None
-    active: list[tuple[str, float, float]] = field(default_factory=list)
+    active: Sequence[tuple[str, float, float]] = field(default_factory=list)
     cbr: Optional[tuple[float, float]] = None      # (bps, period)
     cbr_accounting: str = "foreign"   # foreign | none | counter (link counter)
     servers: Optional[list[tuple[float, float]]] = None
@@ -553,7 +553,7 @@ def sc_latency(eng: Engine, seed: int) -> Outcome:
     out.rows.append(Row("simulated batch vs Eq. 4-6 (W+=4, 8; 14 points)",
                         "analytic", f"max |sim - eq| = {worst:.2e}", "engine, fixed window"))
     # (c) the stochastic case of Fig. 9: fig8 phase 1 load
-    lat = {}
+    lat: dict[str, Any] = {}
     for mode in ("msf", "ordinary"):
         r = Run(f"latency backlogged {mode}", mode, 1000, PAPER_CLASSES, paper_groups(),
                 seed=seed)
@@ -673,7 +673,7 @@ def sc_sff(eng: Engine, seed: int) -> Outcome:
     exp(2 s), lognormal sizes) and 4 bulk users (backlogged, 500 KB each),
     msf with and without sff: latency of short (< 20 KB) and long responses."""
     out = Outcome()
-    res_by: Json = {}
+    res_by: dict[bool, Json] = {}
     for sff in (False, True):
         groups = [Group("all", 8, "think", 2.0, label="web"),
                   Group("all", 4, "backlog", 2, size="fixed 500000", label="bulk")]
