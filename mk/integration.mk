@@ -6,7 +6,7 @@
 # /tmp/rs-integration (RS_KEEP_TMP=1 keeps them for inspection).
 
 INTEGRATION_DIR    := $(TOP)/test/integration
-INTEGRATION_PYTEST := cd $(INTEGRATION_DIR) && RS_SQUID=$(BUILD)/squid/sbin/squid \
+INTEGRATION_PYTEST  = cd $(INTEGRATION_DIR) && RS_SQUID=$(BUILD)/squid/sbin/squid \
                       timeout 900 $(PYTHON) -m pytest -p no:cacheprovider -q -rfEs
 
 .PHONY: check-integration check-integration-all

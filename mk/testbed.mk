@@ -12,7 +12,7 @@
 #   make bench-testbed   origin server throughput (paced and unpaced)
 
 TESTBED        := $(PREFIX)/bin/reqsched-testbed
-TESTBED_PYTEST := $(PYTHON) -m pytest -p no:cacheprovider -q
+TESTBED_PYTEST  = $(PYTHON) -m pytest -p no:cacheprovider -q
 # make demo: 7 modes x DEMO_DURATION s (+ ~6 s start/stop each) ~ 5 minutes
 DEMO_DURATION  ?= 36
 DEMO_WARMUP    ?= 10

@@ -3,7 +3,8 @@
 # build/ (Debian 12 forbids pip into the system Python, PEP 668). The venv sees
 # the system's site-packages (matplotlib, pytest: mk/python-packages.txt).
 #   make tools   build/venv with the package; its commands linked into build/bin
-# Every Python test and tool run uses $(PYTHON), the venv's interpreter.
+# Every Python test and tool run uses $(PYTHON), the venv's interpreter (other
+# fragments are included before this one: they expand it in recipes or with =).
 TOOLS_DIR     := $(TOP)/tools
 TOOLS_VENV    := $(BUILD)/venv
 PYTHON        := $(TOOLS_VENV)/bin/python3
