@@ -33,6 +33,10 @@ from .scenario import ModeSpec, Scenario
 SCRIPTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOP = os.path.dirname(SCRIPTS)
 PATCHED_SQUID = os.path.join(TOP, "build", "squid", "sbin", "squid")
+# The build tree's Squid links build/lib/libreqsched.so without an rpath;
+# every Squid started from here inherits this (a caller's path comes first).
+os.environ["LD_LIBRARY_PATH"] = os.pathsep.join(
+    p for p in (os.environ.get("LD_LIBRARY_PATH"), os.path.join(TOP, "build", "lib")) if p)
 SQUID_USER = "nobody"
 
 

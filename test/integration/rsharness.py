@@ -26,6 +26,10 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 TOP = Path(__file__).resolve().parents[2]
 SQUID_BIN = Path(os.environ.get("RS_SQUID", TOP / "build/squid/sbin/squid"))
+# The build tree's Squid links build/lib/libreqsched.so without an rpath;
+# every Squid started from here inherits this (a caller's path comes first).
+os.environ["LD_LIBRARY_PATH"] = os.pathsep.join(
+    p for p in (os.environ.get("LD_LIBRARY_PATH"), str(TOP / "build/lib")) if p)
 # Optional share dir (errors/, icons/, mime.conf) for a Squid not installed
 # under its configured prefix (e.g. a stock binary used to develop the harness).
 SQUID_SHARE = os.environ.get("RS_SQUID_SHARE", "")

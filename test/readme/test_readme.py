@@ -27,6 +27,10 @@ import pytest
 TOP = Path(__file__).resolve().parents[2]
 BUILD = TOP / "build"
 SQUID = BUILD / "squid" / "sbin" / "squid"
+# The build tree's Squid links build/lib/libreqsched.so without an rpath;
+# every command run from here inherits this (a caller's path comes first).
+os.environ["LD_LIBRARY_PATH"] = os.pathsep.join(
+    p for p in (os.environ.get("LD_LIBRARY_PATH"), str(BUILD / "lib")) if p)
 HELPER = BUILD / "bin" / "ext_reqsched_class_acl"
 FENCE = re.compile(r"^```([\w-]*)\n(.*?)^```", re.S | re.M)
 # Appended to `scripts/testbed run` so the README's runs take seconds, not minutes.
