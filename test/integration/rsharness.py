@@ -25,9 +25,11 @@ from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from reqsched_tools.mgrpage import MgrValue, parse_mgr_page
+from reqsched_tools.paths import use_build_lib
 
 TOP = Path(__file__).resolve().parents[2]
 SQUID_BIN = Path(os.environ.get("RS_SQUID", TOP / "build/squid/sbin/squid"))
+use_build_lib()
 # Optional share dir (errors/, icons/, mime.conf) for a Squid not installed
 # under its configured prefix (e.g. a stock binary used to develop the harness).
 SQUID_SHARE = os.environ.get("RS_SQUID_SHARE", "")

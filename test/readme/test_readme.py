@@ -23,10 +23,12 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from reqsched_tools.paths import use_build_lib
 
 TOP = Path(__file__).resolve().parents[2]
 BUILD = TOP / "build"
 SQUID = BUILD / "squid" / "sbin" / "squid"
+use_build_lib()
 HELPER = BUILD / "bin" / "ext_reqsched_class_acl"
 FENCE = re.compile(r"^```([\w-]*)\n(.*?)^```", re.S | re.M)
 # Appended to `reqsched-testbed run` so the README's runs take seconds, not minutes.

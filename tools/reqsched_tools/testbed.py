@@ -32,6 +32,7 @@ from .scenario import ModeSpec, Scenario
 
 TOP = str(paths.TOP)
 PATCHED_SQUID = str(paths.PATCHED_SQUID)
+paths.use_build_lib()
 SQUID_USER = "nobody"
 
 
