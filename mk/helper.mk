@@ -50,7 +50,7 @@ $(HELPER_CHECK_BIN): $(HELPER_OBJ)/test_check_helper.o $(HELPER_LIB)
 $(HELPER_BENCH_BIN): $(HELPER_OBJ)/test_bench_helper.o $(HELPER_LIB)
 	$(CC) -o $@ $^
 
-check-helper: $(HELPER_BIN) $(HELPER_CHECK_BIN) $(STAMPS)/squid
+check-helper: $(HELPER_BIN) $(HELPER_CHECK_BIN) $(STAMPS)/squid $(STAMPS)/tools
 	CK_DEFAULT_TIMEOUT=60 $(HELPER_CHECK_BIN)
 	$(HELPER_TDIR)/e2e.sh $(HELPER_BIN)
 	$(HELPER_TDIR)/conf-parse.sh $(PREFIX)/squid/sbin/squid $(HELPER_BIN)

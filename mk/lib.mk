@@ -46,6 +46,10 @@ $(LIB_DEBUG_OBJDIR)/Makefile: $(LIB_SRCDIR)/configure $(LIB_SRCDIR)/reqsched.pc.
 $(STAMPS)/lib: $(STAMPS)/deps $(LIB_OBJDIR)/Makefile $(LIB_SOURCES)
 	$(MAKE) -C $(LIB_OBJDIR)
 	$(MAKE) -C $(LIB_OBJDIR) install >/dev/null
+	@# no libtool archive (as Debian installs it): libtool would hardcode an
+	@# rpath to build/lib into whatever links it (Squid); programs started
+	@# by make find the library through the exported LD_LIBRARY_PATH
+	rm -f $(PREFIX)/lib/libreqsched.la
 	@mkdir -p $(STAMPS)
 	@touch $@
 
