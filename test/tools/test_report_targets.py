@@ -123,7 +123,7 @@ def run_dir(tmp_path):
           "targets": {"interactive": "i", "small_p95_vs_idle": 1.5, "small_p95_vs_stock": 0.3,
                       "queue_delay_mean_ms": 20, "utilization": 0.95, "bulk_rest": 0.95,
                       "drops_vs_stock": 0.1, "restart_rps_vs_stock": 0.95,
-                      "never_worse_than_stock": True}}
+                      "restart_recovery_vs_stock": 0.95, "never_worse_than_stock": True}}
     write(tmp_path / "scenario.json", json.dumps(sc))
     mgr = [{"t_epoch": 2_000_012.0, "global": {"W": 1, "W_max": 2.0, "U": 0.97,
                                                "link_bytes": 485_000, "proxied_bytes": 480_000,
@@ -175,6 +175,11 @@ def test_report_additions_and_targets(run_dir):
     # stock: small fetches take 1 s, so ends 23.0..30.0 (8) + bulk 5 = 13 in [23, 40)
     assert rows["req/s after restart / stock"]["measured"] == pytest.approx(12 / 13, abs=1e-3)
     assert rows["req/s after restart / stock"]["ok"] is False
+    # the restart's own cost: each mode's after/before, msf's over stock's
+    srs = stock["restart"]
+    recovery = (rs["rps_after"] / rs["rps_before"]) / (srs["rps_after"] / srs["rps_before"])
+    assert rows["req/s after/before restart / stock's"]["measured"] == pytest.approx(recovery, abs=1e-3)
+    assert rows["req/s after/before restart / stock's"]["ok"] is (recovery >= 0.95)
     assert rows["not worse: b bit/s / min(stock, fair)"]["ok"] is True
     assert rows["not worse: i small p95 / stock"]["ok"] is True
     assert rows["not worse: i bit/s / stock"]["measured"] == pytest.approx(1.0)

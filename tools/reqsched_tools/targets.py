@@ -14,6 +14,10 @@ no idle-link reference, no small object of the class...). N/A is never a pass.
   share_error = 0.05            every class within 5% of its weighted fair share
   drops_vs_stock = 0.1          bottleneck drops <= 0.1 x stock's (10x fewer)
   restart_rps_vs_stock = 0.95   completed requests/s from 2 s after the restart >= 0.95 x stock's
+  restart_recovery_vs_stock = 0.95
+                                the mode's req/s after / before the restart >= 0.95 x
+                                stock's: the restart's own cost, apart from the weights
+                                (weighted shares alone change a closed loop's req/s)
   never_worse_than_stock = true per backlogged class: bit/s >= 0.95 x min(stock's bit/s,
                                 its fair share); per think-time class (whose fair share
                                 is what it got): bit/s >= 0.95 x stock's and
@@ -32,7 +36,7 @@ NEVER_WORSE_THR = 0.95          # a class may lose 5% against min(stock, fair sh
 NEVER_WORSE_LAT = 1.10          # a think-time class's small-object p95 may grow 10%
 KNOWN = {"interactive", "small_p95_vs_idle", "small_p95_vs_stock", "queue_delay_mean_ms",
          "utilization", "bulk_rest", "share_error", "drops_vs_stock", "restart_rps_vs_stock",
-         "never_worse_than_stock", "periods"}
+         "restart_recovery_vs_stock", "never_worse_than_stock", "periods"}
 
 
 def _row(mode: str, period: str, target: str, measured: Optional[float], op: str,
@@ -138,6 +142,14 @@ def evaluate(results: list[dict], sc: dict, idle: Optional[dict]) -> list[dict]:
             rows.append(_row(m, "all", "req/s after restart / stock", _ratio(a, b), ">=",
                              t["restart_rps_vs_stock"],
                              f"{a} vs stock {b} req/s" if b is not None else "no stock run"))
+        if "restart_recovery_vs_stock" in t:
+            rs, ss = r.get("restart") or {}, (stock or {}).get("restart") or {}
+            mine = _ratio(rs.get("rps_after"), rs.get("rps_before"))
+            ref = _ratio(ss.get("rps_after"), ss.get("rps_before"))
+            rows.append(_row(m, "all", "req/s after/before restart / stock's", _ratio(mine, ref),
+                             ">=", t["restart_recovery_vs_stock"],
+                             f"{mine:.3f} vs stock {ref:.3f}" if mine is not None and ref is not None
+                             else "no stock run"))
         if t.get("never_worse_than_stock"):
             for c in r["classes"]:
                 s = _cls(stock, c["name"]) if stock else None
