@@ -121,6 +121,8 @@ struct rs_class {
 	char *name;
 	uint32_t nflows;	/* open flows of the class */
 	uint32_t naccts;	/* pacer accounts of the class */
+	uint32_t nbacklog;	/* of them on the DRR active list */
+	uint32_t npresent;	/* of them present (pacer.c: acct_present) */
 	uint64_t foreign_bytes;
 	uint64_t released, cancelled, ended, aborted, expired;
 	uint64_t bytes_at_tick;
@@ -211,6 +213,10 @@ struct rs_acct {
 	uint32_t nwait;		/* WAITING flows in the FIFO */
 	uint32_t head, tail;	/* FIFO of waiting flows */
 	uint32_t next, prev;	/* DRR active list, or free list */
+	uint32_t nreq;		/* open flows bound to a request */
+	uint32_t rnext, rprev;	/* list of recent readers */
+	rs_time_ns t_read;	/* last read */
+	uint8_t recent;		/* read within PRESENT_TTL: on that list */
 	uint8_t active;		/* on the active list */
 	uint8_t visiting;	/* quantum already added for this visit */
 };
@@ -226,6 +232,7 @@ struct rs_pacer {
 	uint32_t nslot;		/* power of two, >= 2 * fl_cap */
 	uint32_t act_head, act_tail;	/* DRR active list; head = current */
 	uint32_t gr_head, gr_tail;	/* GRANTED flows, oldest grant first */
+	uint32_t rc_head, rc_tail;	/* recent readers, oldest read first */
 	double tokens;		/* bytes; <= burst; < 0 after over-reads */
 	rs_time_ns t;		/* last refill */
 	bool t_set;

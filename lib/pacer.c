@@ -10,9 +10,15 @@
  *   it was allowed.
  * Accounts: msf: one per (class, user); rfq, drr: one per class; weight
  *   w_class; an account exists while it has open flows.
+ * Presence: an account is present while a flow bound to a request is open
+ *   (its user waits for a server or reads a response) or it read within
+ *   the last PRESENT_TTL = 1 s (a tunnel, whose requests are unseen). MSF
+ *   counts such a user among its class's active users; so the backlogged
+ *   accounts of a class share the quanta of its present ones: a user
+ *   waiting for its server lends its share to its own class first.
  * DRR: the active list holds the accounts with waiting flows, the current
- *   one at the head. On a new visit deficit += Q_a = q * w_a / w_min
- *   (q = max(MSS, R * 2 ms)). The head flow gets g = min(want, deficit,
+ *   one at the head. On a new visit deficit += Q_a = q * w_a / w_min *
+ *   max(1, present_c / backlogged_c) (q = max(MSS, R * 2 ms)). The head flow gets g = min(want, deficit,
  *   tokens) when g >= min(want, MSS); deficit -= g, tokens -= g; it leaves
  *   the FIFO with the grant and wake fires. An account whose deficit is
  *   below its head's need passes the turn (keeps the deficit); when the
@@ -29,6 +35,9 @@
  *     waiting = sum of nwait; an account with nwait > 0 is on the active
  *     list, every account on the list but the head has nwait > 0;
  *   - an account off the list has deficit 0; deficit >= -Q_a;
+ *   - per class, nbacklog = its accounts on the active list, npresent =
+ *     its present accounts; an account is on the recent list iff recent,
+ *     oldest read first;
  *   - every GRANTED flow is on the granted list, oldest grant first, and is
  *     reclaimed (grant refunded, back to IDLE) 1 s after its grant;
  *   - open = number of open flows = sum over accounts of nflows = sum over
@@ -44,6 +53,7 @@
 
 #define MSS 1448.0
 #define GRANT_TTL RS_NSEC_PER_SEC		/* unused grants are reclaimed */
+#define PRESENT_TTL RS_NSEC_PER_SEC		/* a reader stays present */
 #define MIN_WAIT (RS_NSEC_PER_SEC / 1000)	/* timer granularity: 1 ms */
 #define CLAMP_MAX (16.0 * 1024 * 1024)
 #define WANT_MAX ((uint64_t)1 << 48)		/* keeps sums in int64 */
@@ -60,9 +70,12 @@ static double burst(double rate)
 
 static double quantum(const struct rs_sched *s, const struct rs_acct *a)
 {
-	double q = fmax(MSS, rs_pacer_rate(s) * 0.002);
+	const struct rs_class *k = &s->cls[a->cls];
+	double q = fmax(MSS, rs_pacer_rate(s) * 0.002), lend = 1;
 
-	return q * s->cls[a->cls].weight / s->w_min;
+	if (k->nbacklog && k->npresent > k->nbacklog)
+		lend = (double)k->npresent / k->nbacklog;
+	return q * k->weight / s->w_min * lend;
 }
 
 static rs_flow make_flow(const struct rs_pacer *p, uint32_t i)
@@ -92,6 +105,7 @@ void rs_pacer_init(struct rs_sched *s)
 	p->fl_free = p->ac_free = RS_NIL;
 	p->act_head = p->act_tail = RS_NIL;
 	p->gr_head = p->gr_tail = RS_NIL;
+	p->rc_head = p->rc_tail = RS_NIL;
 	p->tokens = burst(rs_pacer_rate(s));
 }
 
@@ -200,10 +214,12 @@ static int pacer_reserve(struct rs_pacer *p)
 
 /* ---- lists ---- */
 
-static void act_append(struct rs_pacer *p, uint32_t a)
+static void act_append(struct rs_sched *s, uint32_t a)
 {
+	struct rs_pacer *p = &s->pc;
 	struct rs_acct *e = &p->ac[a];
 
+	s->cls[e->cls].nbacklog++;
 	e->active = 1;
 	e->next = RS_NIL;
 	e->prev = p->act_tail;
@@ -214,10 +230,12 @@ static void act_append(struct rs_pacer *p, uint32_t a)
 	p->act_tail = a;
 }
 
-static void act_cut(struct rs_pacer *p, uint32_t a)
+static void act_cut(struct rs_sched *s, uint32_t a)
 {
+	struct rs_pacer *p = &s->pc;
 	struct rs_acct *e = &p->ac[a];
 
+	s->cls[e->cls].nbacklog--;
 	if (e->prev != RS_NIL)
 		p->ac[e->prev].next = e->next;
 	else
@@ -231,23 +249,24 @@ static void act_cut(struct rs_pacer *p, uint32_t a)
 }
 
 /* The account leaves the round: its deficit is forgotten (sch_drr). */
-static void act_leave(struct rs_pacer *p, uint32_t a)
+static void act_leave(struct rs_sched *s, uint32_t a)
 {
-	act_cut(p, a);
-	p->ac[a].deficit = 0;
-	p->ac[a].visiting = 0;
+	act_cut(s, a);
+	s->pc.ac[a].deficit = 0;
+	s->pc.ac[a].visiting = 0;
 }
 
 /* The head passes the turn and keeps its deficit. */
-static void act_rotate(struct rs_pacer *p)
+static void act_rotate(struct rs_sched *s)
 {
+	struct rs_pacer *p = &s->pc;
 	uint32_t a = p->act_head;
 
 	p->ac[a].visiting = 0;
 	if (p->ac[a].next == RS_NIL)
 		return;
-	act_cut(p, a);
-	act_append(p, a);
+	act_cut(s, a);
+	act_append(s, a);
 }
 
 /* Flows are on one list at a time (their account's FIFO while WAITING, the
@@ -283,8 +302,9 @@ static void fl_cut(struct rs_pacer *p, uint32_t *head, uint32_t *tail,
 	e->next = e->prev = RS_NIL;
 }
 
-static void fifo_push(struct rs_pacer *p, uint32_t f)
+static void fifo_push(struct rs_sched *s, uint32_t f)
 {
+	struct rs_pacer *p = &s->pc;
 	struct rs_flow_ent *e = &p->fl[f];
 	struct rs_acct *a = &p->ac[e->acct];
 
@@ -293,7 +313,7 @@ static void fifo_push(struct rs_pacer *p, uint32_t f)
 	a->nwait++;
 	p->waiting++;
 	if (!a->active)
-		act_append(p, e->acct);
+		act_append(s, e->acct);
 }
 
 /* Take f out of its account's FIFO (the account stays on the list). */
@@ -322,6 +342,77 @@ static void gr_cut(struct rs_pacer *p, uint32_t f)
 	e->state = RS_FL_IDLE;
 	e->grant = 0;
 	e->grant_drr = 0;
+}
+
+/* ---- presence ---- */
+
+static bool acct_present(const struct rs_acct *a)
+{
+	return a->nreq > 0 || a->recent;
+}
+
+/* Account a may have come or gone; was: present before the change. */
+static void presence_note(struct rs_sched *s, uint32_t a, bool was)
+{
+	const struct rs_acct *e = &s->pc.ac[a];
+	bool is = acct_present(e);
+
+	if (is && !was)
+		s->cls[e->cls].npresent++;
+	else if (was && !is)
+		s->cls[e->cls].npresent--;
+}
+
+/* The recent list, linked through ac[].rnext/rprev. */
+static void recent_cut(struct rs_sched *s, uint32_t a)
+{
+	struct rs_pacer *p = &s->pc;
+	struct rs_acct *e = &p->ac[a];
+	bool was = acct_present(e);
+
+	if (e->rprev != RS_NIL)
+		p->ac[e->rprev].rnext = e->rnext;
+	else
+		p->rc_head = e->rnext;
+	if (e->rnext != RS_NIL)
+		p->ac[e->rnext].rprev = e->rprev;
+	else
+		p->rc_tail = e->rprev;
+	e->rnext = e->rprev = RS_NIL;
+	e->recent = 0;
+	presence_note(s, a, was);
+}
+
+/* Account a read now: it goes to the tail of the recent list. */
+static void recent_touch(struct rs_sched *s, uint32_t a, rs_time_ns now)
+{
+	struct rs_pacer *p = &s->pc;
+	struct rs_acct *e = &p->ac[a];
+	bool was;
+
+	if (e->recent)
+		recent_cut(s, a);
+	was = acct_present(e);
+	e->t_read = now;
+	e->recent = 1;
+	e->rnext = RS_NIL;
+	e->rprev = p->rc_tail;
+	if (p->rc_tail != RS_NIL)
+		p->ac[p->rc_tail].rnext = a;
+	else
+		p->rc_head = a;
+	p->rc_tail = a;
+	presence_note(s, a, was);
+}
+
+/* Readers silent for PRESENT_TTL are no longer recent. */
+static void recent_expire(struct rs_sched *s, rs_time_ns now)
+{
+	struct rs_pacer *p = &s->pc;
+
+	while (p->rc_head != RS_NIL &&
+	       now >= p->ac[p->rc_head].t_read + PRESENT_TTL)
+		recent_cut(s, p->rc_head);
 }
 
 /* ---- tokens ---- */
@@ -388,6 +479,7 @@ static void pacer_advance(struct rs_sched *s, rs_time_ns now)
 	struct rs_pacer *p = &s->pc;
 
 	rs_pacer_refill(s, now);
+	recent_expire(s, now);
 	while (p->gr_head != RS_NIL) {
 		uint32_t f = p->gr_head;
 		struct rs_flow_ent *e = &p->fl[f];
@@ -434,7 +526,7 @@ static void dispatch(struct rs_sched *s, rs_time_ns now)
 
 		if (!s->cfg.pacing) {	/* pacing was turned off */
 			if (!e->nwait) {
-				act_leave(p, a);
+				act_leave(s, a);
 				continue;
 			}
 			h = &p->fl[e->head];
@@ -445,7 +537,7 @@ static void dispatch(struct rs_sched *s, rs_time_ns now)
 		if (p->tokens < need)
 			break;		/* the head keeps its turn */
 		if (!e->nwait) {
-			act_leave(p, a);
+			act_leave(s, a);
 			continue;
 		}
 		h = &p->fl[e->head];
@@ -454,7 +546,7 @@ static void dispatch(struct rs_sched *s, rs_time_ns now)
 			e->visiting = 1;
 		}
 		if (e->deficit < need) {
-			act_rotate(p);
+			act_rotate(s);
 			continue;
 		}
 		g = floor(fmin(fmin((double)h->want, e->deficit), p->tokens));
@@ -522,6 +614,7 @@ static uint32_t acct_get(struct rs_sched *s, uint32_t cls, uint64_t key)
 	e->cls = cls;
 	e->head = e->tail = RS_NIL;
 	e->next = e->prev = RS_NIL;
+	e->rnext = e->rprev = RS_NIL;
 	p->slot[empty] = a + 1;
 	s->cls[cls].naccts++;
 	p->wsum += s->cls[cls].weight;
@@ -537,7 +630,9 @@ static void acct_put(struct rs_sched *s, uint32_t a)
 	if (--e->nflows)
 		return;
 	if (e->active)
-		act_leave(p, a);
+		act_leave(s, a);
+	if (e->recent)
+		recent_cut(s, a);
 	slot_delete(p, a);
 	s->cls[e->cls].naccts--;
 	p->wsum -= s->cls[e->cls].weight;
@@ -616,6 +711,12 @@ int rs_flow_open(struct rs_sched *s, rs_id req, int cls, uint64_t user,
 	e->state = RS_FL_IDLE;
 	e->acct = acct_get(s, c, acct_key(s, user));
 	p->ac[e->acct].nflows++;
+	if (req) {
+		bool was = acct_present(&p->ac[e->acct]);
+
+		p->ac[e->acct].nreq++;
+		presence_note(s, e->acct, was);
+	}
 	s->cls[c].nflows++;
 	p->open++;
 	*f = make_flow(p, i);
@@ -643,7 +744,13 @@ int rs_flow_close(struct rs_sched *s, rs_flow f, rs_time_ns now)
 	} else if (e->state == RS_FL_WAITING) {
 		fifo_cut(p, i);
 		if (!p->ac[e->acct].nwait && p->ac[e->acct].active)
-			act_leave(p, e->acct);
+			act_leave(s, e->acct);
+	}
+	if (e->req) {
+		bool was = acct_present(&p->ac[e->acct]);
+
+		p->ac[e->acct].nreq--;
+		presence_note(s, e->acct, was);
 	}
 	acct_put(s, e->acct);
 	s->cls[e->cls].nflows--;
@@ -714,7 +821,7 @@ int64_t rs_flow_allowance(struct rs_sched *s, rs_flow f, uint64_t want,
 		return take;
 	}
 	e->want = want;
-	fifo_push(p, i);
+	fifo_push(s, i);
 	s->ss = false;		/* the link is at R: slow start is over */
 	return 0;
 }
@@ -744,6 +851,8 @@ int rs_flow_read(struct rs_sched *s, rs_flow f, uint64_t n, rs_time_ns now)
 		}
 	}
 	e->allowed = e->allowed_drr = 0;
+	if (n)
+		recent_touch(s, e->acct, now);
 	r = e->req ? rs_lookup(s, e->req) : RS_NIL;
 	if (r != RS_NIL && s->req[r].state == RS_ST_RELEASED)
 		rs_req_bytes(s, r, n, now);	/* may release requests */
@@ -814,12 +923,14 @@ void rs_pacer_rebuild(struct rs_sched *s, const uint32_t *map)
 	p->nac = 0;
 	p->ac_free = RS_NIL;
 	p->act_head = p->act_tail = RS_NIL;
+	p->rc_head = p->rc_tail = RS_NIL;	/* who read lately is forgotten */
 	p->waiting = 0;
 	p->wsum = 0;
 	if (p->slot)
 		memset(p->slot, 0, p->nslot * sizeof(*p->slot));
 	for (c = 0; c < s->ncls; c++)
-		s->cls[c].nflows = s->cls[c].naccts = 0;
+		s->cls[c].nflows = s->cls[c].naccts = s->cls[c].nbacklog =
+			s->cls[c].npresent = 0;
 	for (i = 0; i < p->nfl; i++) {
 		struct rs_flow_ent *e = &p->fl[i];
 		uint32_t r;
@@ -833,12 +944,14 @@ void rs_pacer_rebuild(struct rs_sched *s, const uint32_t *map)
 			e->cls = map[e->cls];
 		e->acct = acct_get(s, e->cls, acct_key(s, e->ukey));
 		p->ac[e->acct].nflows++;
+		if (e->req && !p->ac[e->acct].nreq++)
+			s->cls[e->cls].npresent++;
 		s->cls[e->cls].nflows++;
 	}
 	while (chain != RS_NIL) {
 		uint32_t next = p->fl[chain].next;
 
-		fifo_push(p, chain);
+		fifo_push(s, chain);
 		chain = next;
 	}
 }

@@ -36,7 +36,10 @@
  *     one FIFO, its account's; every account on the active list but the
  *     head has waiting flows; an account off the list has deficit 0; the
  *     granted list is in grant order and every grant is > 0; open flows,
- *     per class flows and window_bytes match the model;
+ *     per class flows and window_bytes match the model; per class,
+ *     nbacklog counts its accounts on the active list and npresent its
+ *     accounts with a request-bound flow or on the recent list, which is
+ *     in read order;
  *   - an allowance follows the state: a fresh grant is > 0, a waiting flow
  *     gets 0, pacing off grants everything, a flow asking while others wait
  *     waits; wake fires only for waiting flows and cannot re-enter;
@@ -261,6 +264,7 @@ static void check_pacer(struct world *w)
 	static uint8_t seen[4 * MAXFLOW];
 	uint32_t a, f, waiting = 0, nacc = 0, flows = 0;
 	unsigned open = 0, mwait = 0, cf[MAXCLS] = { 0 };
+	unsigned nback[MAXCLS] = { 0 }, npres[MAXCLS] = { 0 };
 	uint64_t clamps = 0;
 	rs_time_ns last = 0;
 	int i, c;
@@ -292,9 +296,23 @@ static void check_pacer(struct world *w)
 	}
 	if (waiting != p->waiting)
 		FAIL(w, "waiting %u, in FIFOs %u", p->waiting, waiting);
+	last = 0;
+	for (a = p->rc_head; a != RS_NIL; a = p->ac[a].rnext) {
+		const struct rs_acct *e = &p->ac[a];
+
+		if (!e->recent || !e->nflows || e->t_read < last)
+			FAIL(w, "recent list: account %u recent %d read %" PRIu64,
+			     a, e->recent, e->t_read);
+		last = e->t_read;
+	}
+	last = 0;
 	for (a = 0; a < p->nac; a++) {
 		const struct rs_acct *e = &p->ac[a];
 
+		if (e->nflows) {
+			nback[e->cls] += e->active;
+			npres[e->cls] += e->nreq > 0 || e->recent;
+		}
 		flows += e->nflows;
 		if (e->nflows && !e->active && (e->deficit != 0 || e->visiting))
 			FAIL(w, "idle account %u has deficit %.3f", a, e->deficit);
@@ -336,8 +354,11 @@ static void check_pacer(struct world *w)
 		FAIL(w, "window_bytes %" PRIu64 ", clamps %" PRIu64,
 		     p->window_bytes, clamps);
 	for (c = 0; c < w->ncls; c++)
-		if (s->cls[c].nflows != cf[c])
-			FAIL(w, "class %d flows %u/%u", c, s->cls[c].nflows, cf[c]);
+		if (s->cls[c].nflows != cf[c] || s->cls[c].nbacklog != nback[c] ||
+		    s->cls[c].npresent != npres[c])
+			FAIL(w, "class %d flows %u/%u backlogged %u/%u present %u/%u",
+			     c, s->cls[c].nflows, cf[c], s->cls[c].nbacklog, nback[c],
+			     s->cls[c].npresent, npres[c]);
 }
 
 /* Model and library agree on every counter the caller can see. */

@@ -112,6 +112,76 @@ START_TEST(drr_three_to_one)
 }
 END_TEST
 
+/* Runs n grants, one per ms from *now (each flow asks again after its read);
+ * returns how many of them went to flow f. */
+static int grants_to(struct rs_sched *s, struct wakes *wk, rs_flow f, int n,
+		     rs_time_ns *now)
+{
+	int i, got = 0;
+
+	for (i = 0; i < n; i++) {
+		rs_flow g;
+
+		*now = rs_next_deadline(s);
+		wk->n = 0;
+		rs_on_timer(s, *now);
+		ck_assert_int_eq(wk->n, 1);
+		g = wk->f[0];
+		got += g == f;
+		ck_assert_int_eq(rs_flow_allowance(s, g, 9800, *now), 9800);
+		ck_assert_int_eq(rs_flow_read(s, g, 9800, *now), 0);
+		ck_assert_int_eq(rs_flow_allowance(s, g, 9800, *now), 0);
+	}
+	return got;
+}
+
+/* msf, weights 3:1. User 2 of class a read 1 ms ago (a tunnel between
+ * two responses): it is present, so the backlogged user 1 of its class
+ * gets the quanta of both, 2 * 58,800 = 12 grants of 9,800 per round
+ * against 2 for user 3 of class b. Once user 2 has been silent for 1 s,
+ * user 1 is back to its own quantum: 6 grants against 2. */
+START_TEST(present_user_lends_to_its_class)
+{
+	struct rec rec = { 0 };
+	struct wakes wk;
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_FIXED);
+	struct rs_sched *s;
+	rs_flow fa1, fa2, fb;
+	rs_time_ns now = 0;
+
+	cfg.link_bps = 80000000;
+	s = new_paced(&cfg, &rec, &wk);
+	ck_assert_int_eq(rs_class_add(s, "a", 3), 0);
+	ck_assert_int_eq(rs_class_add(s, "b", 1), 1);
+	fa1 = fopen_(s, 0, 0, 1, 0);
+	fa2 = fopen_(s, 0, 0, 2, 0);
+	fb = fopen_(s, 0, 1, 3, 0);
+	ck_assert_int_eq(rs_flow_allowance(s, fa2, 1000, 0), 1000);
+	ck_assert_int_eq(rs_flow_read(s, fa2, 1000, 0), 0);
+	ck_assert_int_eq(rs_flow_allowance(s, fa1, 1000000, 0), 48000);
+	ck_assert_int_eq(rs_flow_read(s, fa1, 48000, 0), 0);
+	ck_assert_int_eq(rs_flow_allowance(s, fa1, 9800, 0), 0);
+	ck_assert_int_eq(rs_flow_allowance(s, fb, 9800, 0), 0);
+	ck_assert_int_eq(grants_to(s, &wk, fa1, 12, &now), 12);
+	ck_assert_int_eq(grants_to(s, &wk, fb, 2, &now), 2);
+	ck_assert_uint_eq(now, 14 * MS);
+	ck_assert_int_eq(rs_flow_close(s, fa1, now), 0);
+	ck_assert_int_eq(rs_flow_close(s, fb, now), 0);
+
+	now = 2 * SEC;		/* user 2 has been silent for 2 s */
+	fa1 = fopen_(s, 0, 0, 1, now);
+	fb = fopen_(s, 0, 1, 3, now);
+	ck_assert_int_eq(rs_flow_allowance(s, fa1, 1000000, now), 49000);
+	ck_assert_int_eq(rs_flow_read(s, fa1, 49000, now), 0);
+	ck_assert_int_eq(rs_flow_allowance(s, fa1, 9800, now), 0);
+	ck_assert_int_eq(rs_flow_allowance(s, fb, 9800, now), 0);
+	ck_assert_int_eq(grants_to(s, &wk, fa1, 6, &now), 6);
+	ck_assert_int_eq(grants_to(s, &wk, fb, 2, &now), 2);
+	ck_assert_int_eq(grants_to(s, &wk, fa1, 6, &now), 6);
+	rs_free(s);
+}
+END_TEST
+
 /* Tokens never exceed B: after 10 s idle the bucket holds B = 4,900; an
  * unused allowance comes back but the bucket stays capped. */
 START_TEST(tokens_capped)
@@ -393,6 +463,7 @@ Suite *suite_pacer(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, drr_three_to_one);
+	tcase_add_test(tc, present_user_lends_to_its_class);
 	tcase_add_test(tc, tokens_capped);
 	tcase_add_test(tc, idle_no_deadline);
 	tcase_add_test(tc, stale_grant_reclaimed);
