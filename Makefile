@@ -1,4 +1,4 @@
-# reqsched top-level Makefile. Entry points (DESIGN.md §7):
+# reqsched top-level Makefile. Entry points (README, "The two commands"):
 #   make deps     install the Debian and Python packages needed to build and
 #                 test (scripts/install-deps; idempotent, needs root or sudo)
 #   make          build libreqsched, the helper and the patched Squid into
@@ -15,6 +15,10 @@ BUILD   := $(TOP)/build
 PREFIX  := $(BUILD)
 STAMPS  := $(BUILD)/stamps
 export PKG_CONFIG_PATH := $(PREFIX)/lib/pkgconfig:$(PKG_CONFIG_PATH)
+# The patched Squid and its unit tests link build/lib/libreqsched.so without
+# an rpath: everything make starts finds it here. A caller's LD_LIBRARY_PATH
+# (e.g. a debug build of libreqsched) comes first.
+export LD_LIBRARY_PATH := $(if $(LD_LIBRARY_PATH),$(LD_LIBRARY_PATH):)$(PREFIX)/lib
 # ccache: share hits between clones in different directories (CI builds in a
 # fresh clone); paths under TOP are rewritten relative before hashing.
 export CCACHE_BASEDIR := $(TOP)
@@ -40,7 +44,8 @@ ifneq ($(filter check demo check-deb,$(MAKECMDGOALS)),)
 $(STAMPS)/deps: | deps
 endif
 
-include $(sort $(wildcard mk/*.mk))
+include mk/warnings.mk
+include $(sort $(filter-out mk/warnings.mk,$(wildcard mk/*.mk)))
 
 all: $(ALL_TARGETS)
 check: deps all $(CHECK_TARGETS)

@@ -4,7 +4,8 @@
  * the ESTIMATED response sizes of queued requests, with the compensation of
  * RQS Fig. 8 once the real size is known.
  *
- * Round robin over the classes with queued requests (a circular list, so a
+ * Round robin over the classes with queued requests (a list whose head is
+ * the class being visited; a failed visit moves it to the tail, so a
  * selection is O(1) amortized). On a visit class i gets its quantum
  * Q_i = drr_quantum * w_i once; it releases its head request while
  * size <= DC_i (DC_i -= size); when the head does not fit the visit ends.
@@ -25,7 +26,10 @@ static double quantum(const struct rs_sched *s, const struct rs_class *k)
 	return (double)s->cfg.drr_quantum * k->weight;
 }
 
-void rs_drr_class_ready(struct rs_sched *s, uint32_t c)
+#define ROUND(s) RS_LINKS((s)->cls, rr_next, rr_prev)
+
+/* Class c has queued requests: it joins the round at the tail. */
+static void drr_ready(struct rs_sched *s, uint32_t c)
 {
 	struct rs_class *k = &s->cls[c];
 
@@ -33,22 +37,11 @@ void rs_drr_class_ready(struct rs_sched *s, uint32_t c)
 		k->dc = 0;
 	k->visiting = 0;
 	k->in_round = 1;
-	if (s->rr_head == RS_NIL) {
-		k->rr_next = k->rr_prev = c;
-		s->rr_head = c;
-	} else {
-		/* insert at the tail: just before the current class */
-		uint32_t h = s->rr_head, t = s->cls[h].rr_prev;
-
-		k->rr_next = h;
-		k->rr_prev = t;
-		s->cls[t].rr_next = c;
-		s->cls[h].rr_prev = c;
-	}
+	rs_list_append(ROUND(s), &s->rr_head, &s->rr_tail, c);
 	s->rr_len++;
 }
 
-void rs_drr_class_empty(struct rs_sched *s, uint32_t c)
+static void drr_empty(struct rs_sched *s, uint32_t c)
 {
 	struct rs_class *k = &s->cls[c];
 
@@ -58,15 +51,8 @@ void rs_drr_class_empty(struct rs_sched *s, uint32_t c)
 		k->dc = 0;
 	k->visiting = 0;
 	k->in_round = 0;
-	if (--s->rr_len == 0) {
-		s->rr_head = RS_NIL;
-	} else {
-		s->cls[k->rr_prev].rr_next = k->rr_next;
-		s->cls[k->rr_next].rr_prev = k->rr_prev;
-		if (s->rr_head == c)
-			s->rr_head = k->rr_next;
-	}
-	k->rr_next = k->rr_prev = RS_NIL;
+	rs_list_cut(ROUND(s), &s->rr_head, &s->rr_tail, c);
+	s->rr_len--;
 }
 
 /* Every class in the round failed a visit: add as many whole rounds of
@@ -75,9 +61,9 @@ void rs_drr_class_empty(struct rs_sched *s, uint32_t c)
 static void skip_rounds(struct rs_sched *s)
 {
 	double rounds = INFINITY;
-	uint32_t c = s->rr_head, i;
+	uint32_t c;
 
-	for (i = 0; i < s->rr_len; i++, c = s->cls[c].rr_next) {
+	for (c = s->rr_head; c != RS_NIL; c = s->cls[c].rr_next) {
 		struct rs_class *k = &s->cls[c];
 		double need = (double)s->req[rs_peek_from(s, c)].est_size - k->dc;
 		double n = ceil(need / quantum(s, k)) - 1;
@@ -87,11 +73,12 @@ static void skip_rounds(struct rs_sched *s)
 	}
 	if (!(rounds > 0))
 		return;
-	for (i = 0; i < s->rr_len; i++, c = s->cls[c].rr_next)
+	for (c = s->rr_head; c != RS_NIL; c = s->cls[c].rr_next)
 		s->cls[c].dc += rounds * quantum(s, &s->cls[c]);
 }
 
-uint32_t rs_drr_select(struct rs_sched *s)
+/* The class whose head request fits its deficit (charged for it). */
+static uint32_t drr_pick(struct rs_sched *s)
 {
 	uint32_t failed = 0;
 
@@ -107,10 +94,10 @@ uint32_t rs_drr_select(struct rs_sched *s)
 		r = rs_peek_from(s, c);
 		if ((double)s->req[r].est_size <= k->dc) {
 			k->dc -= (double)s->req[r].est_size;
-			return rs_take_from(s, c);	/* may leave the round */
+			return c;	/* may leave the round when taken */
 		}
 		k->visiting = 0;
-		s->rr_head = k->rr_next;
+		rs_list_rotate(ROUND(s), &s->rr_head, &s->rr_tail);
 		if (++failed == s->rr_len) {
 			skip_rounds(s);
 			failed = 0;
@@ -119,15 +106,39 @@ uint32_t rs_drr_select(struct rs_sched *s)
 	return RS_NIL;
 }
 
-/* The real size of released request r is known: correct its class's DC. */
-void rs_drr_compensate(struct rs_sched *s, uint32_t r, uint64_t real)
+/* The real size of released request r is known (once): correct its
+ * class's DC. */
+static void drr_size_known(struct rs_sched *s, uint32_t r, uint64_t real)
 {
 	struct rs_req *q = &s->req[r];
 
-	if (q->flags & RS_RF_SIZE_KNOWN)
-		return;
-	q->flags |= RS_RF_SIZE_KNOWN;
-	if (s->cfg.policy != RS_POLICY_DRR || !s->cfg.drr_compensation)
-		return;
-	s->cls[q->cls].dc += (double)q->est_size - (double)real;
+	if (s->cfg.drr_compensation)
+		s->cls[q->cls].dc += (double)q->est_size - (double)real;
 }
+
+/* Request r was taken but goes away before release (rtc held or
+ * scheduled it): its estimated size goes back to the deficit. */
+static void drr_refund(struct rs_sched *s, uint32_t r)
+{
+	struct rs_req *q = &s->req[r];
+
+	if (!(q->flags & RS_RF_SIZE_KNOWN))
+		s->cls[q->cls].dc += (double)q->est_size;
+}
+
+static double drr_service(const struct rs_sched *s, uint32_t c)
+{
+	return s->cls[c].dc;
+}
+
+const struct rs_policy_ops rs_drr_ops = {
+	.name = "drr",
+	.service_counter = false,
+	.per_user = false,
+	.ready = drr_ready,
+	.empty = drr_empty,
+	.pick = drr_pick,
+	.service = drr_service,
+	.refund = drr_refund,
+	.size_known = drr_size_known,
+};

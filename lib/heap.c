@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * heap.c - storage of the heaps: the request heaps of heap.h (rtc) and
- * the class heaps of policy.c. Only the storage is shared: the sift code
- * of each is specialized (see policy.c).
+ * the class heaps of msf.c. Only the storage is shared: the sift code
+ * of each is specialized (see msf.c).
  */
 #include <stdlib.h>
 #include <string.h>

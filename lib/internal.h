@@ -16,8 +16,53 @@
 #define REQSCHED_INTERNAL_H
 
 #include "reqsched.h"
+#include "list.h"		/* RS_NIL */
 
-#define RS_NIL UINT32_MAX
+struct rs_sched;
+
+/*
+ * The two decisions, bound once per configuration by select.c (like the
+ * kernel's struct Qdisc_ops): a policy decides WHICH queued request goes
+ * next, a controller WHEN. The core calls them only through s->pol and
+ * s->ctl; an optional operation is NULL when the idea has nothing to do.
+ */
+struct rs_policy_ops {
+	const char *name;		/* directive word: "msf", "rfq", "drr" */
+	bool service_counter;		/* response bytes are service (SC) */
+	bool per_user;			/* service is shared per (class, user):
+					 * SC / UC, one pacer account per user */
+	void (*ready)(struct rs_sched *s, uint32_t c);	/* nq 0 -> 1 */
+	void (*empty)(struct rs_sched *s, uint32_t c);	/* nq 1 -> 0 */
+	/* the class whose head goes next (charged for it), or RS_NIL */
+	uint32_t (*pick)(struct rs_sched *s);
+	double (*service)(const struct rs_sched *s, uint32_t c);  /* stats */
+	/* optional */
+	void (*refund)(struct rs_sched *s, uint32_t r);	/* taken, not released */
+	void (*size_known)(struct rs_sched *s, uint32_t r, uint64_t real);
+	void (*users_changing)(struct rs_sched *s, uint32_t c); /* UC +-1 next */
+	void (*users_changed)(struct rs_sched *s, uint32_t c);
+	void (*rebuild)(struct rs_sched *s);	/* reconfigure: classes renewed */
+};
+
+struct rs_controller_ops {
+	const char *name;		/* "wrc-mult", "wrc-aimd", "rtc", "fixed" */
+	bool window;			/* W+ limits the releases (rtc: bandwidth) */
+	bool adaptive;			/* W+ follows U: slow start with pacing,
+					 * carried over on reconfigure */
+	bool window_from_config;	/* W+ is cfg.fixed_window: re-read on
+					 * every reconfigure */
+	void (*start)(struct rs_sched *s, rs_time_ns now);	/* W+ at start */
+	void (*release)(struct rs_sched *s, rs_time_ns now);	/* what it allows */
+	void (*interval)(struct rs_sched *s, double U);	/* update interval over */
+	/* optional */
+	int (*reserve)(struct rs_sched *s);	/* memory for one more request */
+	void (*ended)(struct rs_sched *s, uint32_t r, rs_time_ns now);
+	void (*first_byte)(struct rs_sched *s, uint32_t r, uint64_t size,
+			   rs_time_ns now);
+	void (*adopt)(struct rs_sched *s, uint32_t r, rs_time_ns now);
+	rs_time_ns (*deadline)(const struct rs_sched *s);
+	void (*rate_changed)(struct rs_sched *s, double delta);	/* C U+ - exc */
+};
 
 enum rs_state {
 	RS_ST_FREE = 0,
@@ -109,7 +154,7 @@ struct rs_class {
 	uint8_t in_round;	/* drr: on the active round-robin list */
 	uint8_t visiting;	/* drr: quantum already added for this visit */
 	uint8_t sff_turn;	/* sff: sub-queue whose turn it is */
-	uint8_t in_pool;	/* msf/rfq: in the pool of policy.c */
+	uint8_t in_pool;	/* msf/rfq: in the pool of msf.c */
 	struct rs_subq q[2];	/* [0] priority (or the only queue), [1] best effort */
 	/* warm: queue and drr state */
 	uint32_t pending;	/* HELD + SCHEDULED */
@@ -127,6 +172,11 @@ struct rs_class {
 	uint64_t released, cancelled, ended, aborted, expired;
 	uint64_t bytes_at_tick;
 	double throughput_bps;
+#ifdef RS_DEBUG
+	double dbg_sc;		/* check.c: SC at the previous check */
+	uint32_t dbg_epoch;
+	bool dbg_active;
+#endif
 };
 
 /* Index min-heap of uint32 items; the position of each item is stored by
@@ -243,6 +293,8 @@ struct rs_pacer {
 
 struct rs_sched {
 	struct rs_config cfg;
+	const struct rs_policy_ops *pol;	/* cfg.policy (select.c) */
+	const struct rs_controller_ops *ctl;	/* cfg.controller */
 	rs_release_fn release;
 	void *ctx;
 	int in_callback;
@@ -268,7 +320,7 @@ struct rs_sched {
 	uint32_t sc_epoch;
 
 	/* drr */
-	uint32_t rr_head;	/* current class of the round robin */
+	uint32_t rr_head, rr_tail;	/* round robin; head = current class */
 	uint32_t rr_len;
 
 	/* window */
@@ -328,6 +380,12 @@ struct rs_sched {
 	/* global statistics */
 	uint64_t released, cancelled, ended, aborted, expired, rejected;
 	uint64_t bytes;
+#ifdef RS_DEBUG
+	struct {
+		uint32_t W;		/* W at the previous check */
+		uint64_t bytes_gone;	/* bytes of classes reconfigure removed */
+	} dbg;				/* check.c */
+#endif
 };
 
 /* heap.c */
@@ -357,34 +415,47 @@ int rs_users_reserve_n(struct rs_users *u, uint32_t n);
 uint32_t rs_users_insert(struct rs_users *u, uint32_t cls, uint64_t key);
 void rs_users_idle_add(struct rs_users *u, uint32_t idx);
 
-/* policy.c: msf / rfq service counters and the ready/active heaps */
-void rs_sc_class_activate(struct rs_sched *s, uint32_t c);
-void rs_sc_before_uc_change(struct rs_sched *s, uint32_t c);
-void rs_sc_uc_changed(struct rs_sched *s, uint32_t c);
-void rs_sc_flush(struct rs_sched *s);
-void rs_sc_flush_class(struct rs_sched *s, uint32_t c);
+/* msf.c: service counters and the ready/active class heaps (msf, rfq) */
+extern const struct rs_policy_ops rs_msf_ops;
+void rs_sc_ready(struct rs_sched *s, uint32_t c);
+void rs_sc_empty(struct rs_sched *s, uint32_t c);
+uint32_t rs_sc_pick(struct rs_sched *s);
 double rs_sc_value(const struct rs_sched *s, uint32_t c);
-void rs_ready_add(struct rs_sched *s, uint32_t c);
-void rs_ready_del(struct rs_sched *s, uint32_t c);
-void rs_active_add(struct rs_sched *s, uint32_t c);
+void rs_sc_users_changing(struct rs_sched *s, uint32_t c);
+void rs_sc_users_changed(struct rs_sched *s, uint32_t c);
+void rs_sc_rebuild(struct rs_sched *s);
+void rs_sc_flush(struct rs_sched *s);
+/* The operations of the service counter policies (msf, rfq). */
+#define RS_SC_OPS                                                       \
+	.service_counter = true,                                        \
+	.ready = rs_sc_ready,                                           \
+	.empty = rs_sc_empty,                                           \
+	.pick = rs_sc_pick,                                             \
+	.service = rs_sc_value,                                         \
+	.users_changing = rs_sc_users_changing,                         \
+	.users_changed = rs_sc_users_changed,                           \
+	.rebuild = rs_sc_rebuild
 
-/* queue.c: class sub-queues, global FIFO, policy-independent selection */
+/* rfq.c */
+extern const struct rs_policy_ops rs_rfq_ops;
+
+/* drr.c */
+extern const struct rs_policy_ops rs_drr_ops;
+
+/* queue.c: class sub-queues, the global FIFO and the release */
 void rs_q_push(struct rs_sched *s, uint32_t r);
 void rs_q_unlink(struct rs_sched *s, uint32_t r);
 void rs_fifo_push(struct rs_sched *s, uint32_t r);
-void rs_fifo_unlink(struct rs_sched *s, uint32_t r);
-void rs_class_nq_inc(struct rs_sched *s, uint32_t c);
-void rs_class_nq_dec(struct rs_sched *s, uint32_t c);
-uint32_t rs_policy_select(struct rs_sched *s);	/* dequeue next or RS_NIL */
 uint32_t rs_peek_from(const struct rs_sched *s, uint32_t c);
 uint32_t rs_take_from(struct rs_sched *s, uint32_t c);
-void rs_policy_refund(struct rs_sched *s, uint32_t r);	/* undo a charge */
+void rs_release(struct rs_sched *s, uint32_t r, rs_time_ns now);
+void rs_q_drop(struct rs_sched *s, uint32_t r);
 
-/* drr.c */
-void rs_drr_class_ready(struct rs_sched *s, uint32_t c);
-void rs_drr_class_empty(struct rs_sched *s, uint32_t c);
-uint32_t rs_drr_select(struct rs_sched *s);
-void rs_drr_compensate(struct rs_sched *s, uint32_t r, uint64_t real);
+/* select.c: policy and controller tables, the next request */
+const struct rs_policy_ops *rs_policy_ops_of(enum rs_policy p);
+const struct rs_controller_ops *rs_controller_ops_of(enum rs_controller c);
+void rs_select_bind(struct rs_sched *s);
+uint32_t rs_select_next(struct rs_sched *s);	/* dequeue next or RS_NIL */
 
 /* sff.c */
 uint8_t rs_sff_classify(const struct rs_sched *s, const struct rs_user *u,
@@ -402,33 +473,33 @@ void rs_est_path(const struct rs_est *e, uint64_t host_key, double *rate,
 void rs_est_learn(struct rs_est *e, const struct rs_req *r, bool size_ok,
 		  double rate, double delay);
 
-/* window.c: wrc-mult, wrc-aimd, fixed and the release loop */
-void rs_window_init(struct rs_sched *s);
-void rs_window_carry_over(struct rs_sched *s, double old_wmax);
-void rs_try_release(struct rs_sched *s, rs_time_ns now);
+/* window.c: W <= W+, the release loop, long transfers, slow start, the
+ * update interval; the fixed window */
+extern const struct rs_controller_ops rs_fixed_ops;
+void rs_window_start(struct rs_sched *s, rs_time_ns now);	/* W+_0 */
+void rs_window_restart(struct rs_sched *s, const struct rs_controller_ops *old,
+		       rs_time_ns now);	/* reconfigure */
+void rs_window_release(struct rs_sched *s, rs_time_ns now);
+void rs_window_measured(struct rs_sched *s, double U);
+double rs_window_clamp(const struct rs_sched *s, double w);
+double rs_utilization(const struct rs_sched *s, double bytes,
+		      rs_time_ns elapsed);
 void rs_tick(struct rs_sched *s, rs_time_ns now);
-void rs_window_on_end(struct rs_sched *s, rs_time_ns now);
-void rs_do_release(struct rs_sched *s, uint32_t r, rs_time_ns now);
-
-/* rtc.c */
-void rs_rtc_init(struct rs_sched *s);
-int rs_rtc_reserve(struct rs_sched *s, uint32_t cap);
-void rs_rtc_slot_init(struct rs_sched *s, uint32_t r);
-void rs_rtc_run(struct rs_sched *s, rs_time_ns now);
-void rs_rtc_first_byte(struct rs_sched *s, uint32_t r, uint64_t size,
-		       rs_time_ns now);
-void rs_rtc_forget(struct rs_sched *s, uint32_t r);	/* cancel/end */
-void rs_rtc_adopt(struct rs_sched *s, uint32_t r, rs_time_ns now);
-rs_time_ns rs_rtc_deadline(const struct rs_sched *s);
-
-/* window.c: long transfers and slow start */
 void rs_long_check(struct rs_sched *s, uint32_t r, rs_time_ns now);
 void rs_slow_start_step(struct rs_sched *s);
 void rs_window_params(struct rs_sched *s);	/* after cfg changes */
 
+/* wrc_mult.c, wrc_aimd.c */
+extern const struct rs_controller_ops rs_wrc_mult_ops;
+extern const struct rs_controller_ops rs_wrc_aimd_ops;
+
+/* rtc.c */
+extern const struct rs_controller_ops rs_rtc_ops;
+void rs_rtc_init(struct rs_sched *s);
+void rs_rtc_forget(struct rs_sched *s, uint32_t r);	/* cancel/end */
+void rs_rtc_reset(struct rs_sched *s, rs_time_ns now);	/* reconfigure */
+
 /* link.c */
-double rs_full_rate(const struct rs_sched *s);	/* U+ C/8 - exceptive */
-void rs_link_tick(struct rs_sched *s, rs_time_ns elapsed);
 static inline double rs_u_bytes(const struct rs_sched *s)
 {
 	return (double)s->bytes + s->exc_total;	/* proxied + exceptive */
@@ -442,20 +513,45 @@ void rs_pacer_refill(struct rs_sched *s, rs_time_ns now);
 void rs_pacer_cap(struct rs_sched *s);
 rs_time_ns rs_pacer_deadline(const struct rs_sched *s);
 void rs_pacer_rebuild(struct rs_sched *s, const uint32_t *map);
-void rs_pacer_wmin(struct rs_sched *s);
-double rs_pacer_rate(const struct rs_sched *s);
+
+/* check.c: the invariants, after every public operation (RS_DEBUG) */
+#ifdef RS_DEBUG
+void rs_check(struct rs_sched *s, const char *op);
+#else
+#define rs_check(s, op) ((void)0)
+#endif
 
 /* sched.c helpers */
 int rs_class_reserve(struct rs_sched *s, uint32_t n);
 void rs_class_init(struct rs_class *k, char *name, double weight);
 bool rs_weight_ok(double w);
-static inline struct rs_class *rs_cls(struct rs_sched *s, uint32_t c)
+/* C * U+ less the exceptive rate of the link counter (link.c), at least
+ * 5 % of C: the pacer's R and rtc's bandwidth, bytes/s. */
+static inline double rs_full_rate(const struct rs_sched *s)
 {
-	return &s->cls[c];
+	double c = (double)s->cfg.link_bps / 8.0;
+	double r = c * s->cfg.target_util - s->exc_rate;
+
+	return r > 0.05 * c ? r : 0.05 * c;
 }
-static inline bool rs_uses_sc(const struct rs_sched *s)
+
+/* Request r was taken from the policy but goes away unreleased. */
+static inline void rs_policy_refund(struct rs_sched *s, uint32_t r)
 {
-	return s->cfg.policy != RS_POLICY_DRR;
+	if (s->pol->refund)
+		s->pol->refund(s, r);
+}
+
+/* The pacer's bucket B at rate R: two segments or 5 ms of R. */
+static inline double rs_pacer_burst(double rate)
+{
+	return rate * 0.005 > 2 * 1448.0 ? rate * 0.005 : 2 * 1448.0;
+}
+
+/* Release what the controller allows now. */
+static inline void rs_try_release(struct rs_sched *s, rs_time_ns now)
+{
+	s->ctl->release(s, now);
 }
 static inline uint64_t rs_sat_add(uint64_t a, uint64_t b)
 {
@@ -498,7 +594,7 @@ static inline void rs_sc_add_bytes(struct rs_sched *s, uint32_t c, uint64_t n)
 {
 	struct rs_class *k = &s->cls[c];
 
-	if (!rs_uses_sc(s) || !n)
+	if (!s->pol->service_counter || !n)
 		return;
 	if (k->sc_epoch != s->sc_epoch) {
 		/* idle since the last reset: its SC is 0 */

@@ -35,14 +35,6 @@
 
 #include "internal.h"
 
-double rs_full_rate(const struct rs_sched *s)
-{
-	double c = (double)s->cfg.link_bps / 8.0;
-	double r = c * s->cfg.target_util - s->exc_rate;
-
-	return r > 0.05 * c ? r : 0.05 * c;
-}
-
 /* The exceptive rate changes: the pacer refills at the old rate up to now,
  * rtc's free bandwidth follows the new C * U+ - exceptive. */
 static void set_exc_rate(struct rs_sched *s, double rate, rs_time_ns now)
@@ -52,8 +44,8 @@ static void set_exc_rate(struct rs_sched *s, double rate, rs_time_ns now)
 	rs_pacer_refill(s, now);
 	s->exc_rate = rate;
 	rs_pacer_cap(s);
-	if (s->cfg.controller == RS_WIN_RTC)
-		s->bw_avail += rs_full_rate(s) - before;
+	if (s->ctl->rate_changed)
+		s->ctl->rate_changed(s, rs_full_rate(s) - before);
 }
 
 /* One second of the link, in payload bytes: how far the high-water mark
@@ -94,6 +86,7 @@ int rs_set_link_source(struct rs_sched *s, enum rs_link_source src,
 	s->link_diff = s->link_high = 0;
 	if (src == RS_LINK_PROXIED)
 		set_exc_rate(s, 0, now);
+	rs_check(s, "rs_set_link_source");
 	return 0;
 }
 
@@ -121,17 +114,6 @@ int rs_on_link_bytes(struct rs_sched *s, uint64_t n, rs_time_ns now)
 	set_exc_rate(s, rate, now);
 	s->link_t = now;
 	s->link_mark = s->bytes;
+	rs_check(s, "rs_on_link_bytes");
 	return 0;
-}
-
-/* End of an update interval (rs_tick): the link statistics of it. */
-void rs_link_tick(struct rs_sched *s, rs_time_ns elapsed)
-{
-	s->st_proxied = s->bytes - s->bytes_at_tick;
-	s->st_exc = (uint64_t)llround(s->exc_total - s->exc_at_tick);
-	s->st_link = s->link_src == RS_LINK_COUNTER ?
-		     (uint64_t)llround(s->link_total - s->link_at_tick) :
-		     s->st_proxied;
-	s->st_interval = (double)elapsed / (double)RS_NSEC_PER_SEC;
-	s->link_at_tick = s->link_total;
 }

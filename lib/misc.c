@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* misc.c - names, parsing, error strings and the key hash. */
-#include <string.h>
-
+/* misc.c - error strings and the key hash. */
 #include "internal.h"
 
 const char *rs_strerror(int err)
@@ -18,52 +16,6 @@ const char *rs_strerror(int err)
 	case RS_EBUSY: return "called from inside the release callback";
 	default: return "unknown error";
 	}
-}
-
-static const char *const policy_names[] = { "msf", "rfq", "drr" };
-static const char *const controller_names[] = {
-	"wrc-mult", "wrc-aimd", "rtc", "fixed"
-};
-
-const char *rs_policy_name(enum rs_policy p)
-{
-	return (unsigned)p <= RS_POLICY_DRR ? policy_names[p] : "?";
-}
-
-const char *rs_controller_name(enum rs_controller c)
-{
-	return (unsigned)c <= RS_WIN_FIXED ? controller_names[c] : "?";
-}
-
-/* Index of str among the n names, or -1 (also for a NULL str). */
-static int name_index(const char *str, const char *const *names, int n)
-{
-	int i;
-
-	for (i = 0; str && i < n; i++)
-		if (strcmp(str, names[i]) == 0)
-			return i;
-	return -1;
-}
-
-int rs_policy_parse(const char *str, enum rs_policy *p)
-{
-	int i = name_index(str, policy_names, RS_POLICY_DRR + 1);
-
-	if (i < 0 || !p)
-		return RS_EINVAL;
-	*p = (enum rs_policy)i;
-	return 0;
-}
-
-int rs_controller_parse(const char *str, enum rs_controller *c)
-{
-	int i = name_index(str, controller_names, RS_WIN_FIXED + 1);
-
-	if (i < 0 || !c)
-		return RS_EINVAL;
-	*c = (enum rs_controller)i;
-	return 0;
 }
 
 /* FNV-1a 64; 0 is reserved for "unknown key". */

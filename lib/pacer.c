@@ -58,20 +58,11 @@
 #define CLAMP_MAX (16.0 * 1024 * 1024)
 #define WANT_MAX ((uint64_t)1 << 48)		/* keeps sums in int64 */
 
-double rs_pacer_rate(const struct rs_sched *s)
-{
-	return rs_full_rate(s);
-}
-
-static double burst(double rate)
-{
-	return fmax(2 * MSS, rate * 0.005);
-}
 
 static double quantum(const struct rs_sched *s, const struct rs_acct *a)
 {
 	const struct rs_class *k = &s->cls[a->cls];
-	double q = fmax(MSS, rs_pacer_rate(s) * 0.002), lend = 1;
+	double q = fmax(MSS, rs_full_rate(s) * 0.002), lend = 1;
 
 	if (k->nbacklog && k->npresent > k->nbacklog)
 		lend = (double)k->npresent / k->nbacklog;
@@ -106,7 +97,7 @@ void rs_pacer_init(struct rs_sched *s)
 	p->act_head = p->act_tail = RS_NIL;
 	p->gr_head = p->gr_tail = RS_NIL;
 	p->rc_head = p->rc_tail = RS_NIL;
-	p->tokens = burst(rs_pacer_rate(s));
+	p->tokens = rs_pacer_burst(rs_full_rate(s));
 }
 
 void rs_pacer_free(struct rs_sched *s)
@@ -117,7 +108,7 @@ void rs_pacer_free(struct rs_sched *s)
 	memset(&s->pc, 0, sizeof(s->pc));
 }
 
-void rs_pacer_wmin(struct rs_sched *s)
+static void wmin(struct rs_sched *s)
 {
 	uint32_t c;
 
@@ -214,38 +205,30 @@ static int pacer_reserve(struct rs_pacer *p)
 
 /* ---- lists ---- */
 
+/* The DRR active list of accounts, through ac[].next/prev. */
+#define ACTIVE(p) RS_LINKS((p)->ac, next, prev)
+/* Flows are on one list at a time (their account's FIFO while WAITING, the
+ * granted list while GRANTED), linked through fl[].next/prev. */
+#define FLOWS(p) RS_LINKS((p)->fl, next, prev)
+/* The recent readers, through ac[].rnext/rprev. */
+#define RECENT(p) RS_LINKS((p)->ac, rnext, rprev)
+
 static void act_append(struct rs_sched *s, uint32_t a)
 {
 	struct rs_pacer *p = &s->pc;
-	struct rs_acct *e = &p->ac[a];
 
-	s->cls[e->cls].nbacklog++;
-	e->active = 1;
-	e->next = RS_NIL;
-	e->prev = p->act_tail;
-	if (p->act_tail != RS_NIL)
-		p->ac[p->act_tail].next = a;
-	else
-		p->act_head = a;
-	p->act_tail = a;
+	s->cls[p->ac[a].cls].nbacklog++;
+	p->ac[a].active = 1;
+	rs_list_append(ACTIVE(p), &p->act_head, &p->act_tail, a);
 }
 
 static void act_cut(struct rs_sched *s, uint32_t a)
 {
 	struct rs_pacer *p = &s->pc;
-	struct rs_acct *e = &p->ac[a];
 
-	s->cls[e->cls].nbacklog--;
-	if (e->prev != RS_NIL)
-		p->ac[e->prev].next = e->next;
-	else
-		p->act_head = e->next;
-	if (e->next != RS_NIL)
-		p->ac[e->next].prev = e->prev;
-	else
-		p->act_tail = e->prev;
-	e->next = e->prev = RS_NIL;
-	e->active = 0;
+	s->cls[p->ac[a].cls].nbacklog--;
+	rs_list_cut(ACTIVE(p), &p->act_head, &p->act_tail, a);
+	p->ac[a].active = 0;
 }
 
 /* The account leaves the round: its deficit is forgotten (sch_drr). */
@@ -256,50 +239,13 @@ static void act_leave(struct rs_sched *s, uint32_t a)
 	s->pc.ac[a].visiting = 0;
 }
 
-/* The head passes the turn and keeps its deficit. */
+/* The head passes the turn and keeps its deficit (nbacklog unchanged). */
 static void act_rotate(struct rs_sched *s)
 {
 	struct rs_pacer *p = &s->pc;
-	uint32_t a = p->act_head;
 
-	p->ac[a].visiting = 0;
-	if (p->ac[a].next == RS_NIL)
-		return;
-	act_cut(s, a);
-	act_append(s, a);
-}
-
-/* Flows are on one list at a time (their account's FIFO while WAITING, the
- * granted list while GRANTED), linked through fl[].next/prev; these two
- * link and unlink f on the list whose ends are *head and *tail. */
-static void fl_append(struct rs_pacer *p, uint32_t *head, uint32_t *tail,
-		      uint32_t f)
-{
-	struct rs_flow_ent *e = &p->fl[f];
-
-	e->next = RS_NIL;
-	e->prev = *tail;
-	if (*tail != RS_NIL)
-		p->fl[*tail].next = f;
-	else
-		*head = f;
-	*tail = f;
-}
-
-static void fl_cut(struct rs_pacer *p, uint32_t *head, uint32_t *tail,
-		   uint32_t f)
-{
-	struct rs_flow_ent *e = &p->fl[f];
-
-	if (e->prev != RS_NIL)
-		p->fl[e->prev].next = e->next;
-	else
-		*head = e->next;
-	if (e->next != RS_NIL)
-		p->fl[e->next].prev = e->prev;
-	else
-		*tail = e->prev;
-	e->next = e->prev = RS_NIL;
+	p->ac[p->act_head].visiting = 0;
+	rs_list_rotate(ACTIVE(p), &p->act_head, &p->act_tail);
 }
 
 static void fifo_push(struct rs_sched *s, uint32_t f)
@@ -309,7 +255,7 @@ static void fifo_push(struct rs_sched *s, uint32_t f)
 	struct rs_acct *a = &p->ac[e->acct];
 
 	e->state = RS_FL_WAITING;
-	fl_append(p, &a->head, &a->tail, f);
+	rs_list_append(FLOWS(p), &a->head, &a->tail, f);
 	a->nwait++;
 	p->waiting++;
 	if (!a->active)
@@ -322,7 +268,7 @@ static void fifo_cut(struct rs_pacer *p, uint32_t f)
 	struct rs_flow_ent *e = &p->fl[f];
 	struct rs_acct *a = &p->ac[e->acct];
 
-	fl_cut(p, &a->head, &a->tail, f);
+	rs_list_cut(FLOWS(p), &a->head, &a->tail, f);
 	a->nwait--;
 	p->waiting--;
 	e->state = RS_FL_IDLE;
@@ -331,14 +277,14 @@ static void fifo_cut(struct rs_pacer *p, uint32_t f)
 static void gr_push(struct rs_pacer *p, uint32_t f)
 {
 	p->fl[f].state = RS_FL_GRANTED;
-	fl_append(p, &p->gr_head, &p->gr_tail, f);
+	rs_list_append(FLOWS(p), &p->gr_head, &p->gr_tail, f);
 }
 
 static void gr_cut(struct rs_pacer *p, uint32_t f)
 {
 	struct rs_flow_ent *e = &p->fl[f];
 
-	fl_cut(p, &p->gr_head, &p->gr_tail, f);
+	rs_list_cut(FLOWS(p), &p->gr_head, &p->gr_tail, f);
 	e->state = RS_FL_IDLE;
 	e->grant = 0;
 	e->grant_drr = 0;
@@ -370,15 +316,7 @@ static void recent_cut(struct rs_sched *s, uint32_t a)
 	struct rs_acct *e = &p->ac[a];
 	bool was = acct_present(e);
 
-	if (e->rprev != RS_NIL)
-		p->ac[e->rprev].rnext = e->rnext;
-	else
-		p->rc_head = e->rnext;
-	if (e->rnext != RS_NIL)
-		p->ac[e->rnext].rprev = e->rprev;
-	else
-		p->rc_tail = e->rprev;
-	e->rnext = e->rprev = RS_NIL;
+	rs_list_cut(RECENT(p), &p->rc_head, &p->rc_tail, a);
 	e->recent = 0;
 	presence_note(s, a, was);
 }
@@ -395,13 +333,7 @@ static void recent_touch(struct rs_sched *s, uint32_t a, rs_time_ns now)
 	was = acct_present(e);
 	e->t_read = now;
 	e->recent = 1;
-	e->rnext = RS_NIL;
-	e->rprev = p->rc_tail;
-	if (p->rc_tail != RS_NIL)
-		p->ac[p->rc_tail].rnext = a;
-	else
-		p->rc_head = a;
-	p->rc_tail = a;
+	rs_list_append(RECENT(p), &p->rc_head, &p->rc_tail, a);
 	presence_note(s, a, was);
 }
 
@@ -420,7 +352,7 @@ static void recent_expire(struct rs_sched *s, rs_time_ns now)
 /* The rate changed (link source, reconfigure): the bucket follows. */
 void rs_pacer_cap(struct rs_sched *s)
 {
-	double b = burst(rs_pacer_rate(s));
+	double b = rs_pacer_burst(rs_full_rate(s));
 
 	if (s->pc.tokens > b)
 		s->pc.tokens = b;
@@ -429,7 +361,7 @@ void rs_pacer_cap(struct rs_sched *s)
 void rs_pacer_refill(struct rs_sched *s, rs_time_ns now)
 {
 	struct rs_pacer *p = &s->pc;
-	double rate = rs_pacer_rate(s), b = burst(rate);
+	double rate = rs_full_rate(s), b = rs_pacer_burst(rate);
 
 	if (!p->t_set) {
 		p->t = now;
@@ -447,7 +379,7 @@ void rs_pacer_refill(struct rs_sched *s, rs_time_ns now)
 static void refund(struct rs_sched *s, uint32_t a, int64_t tok, int64_t drr)
 {
 	struct rs_pacer *p = &s->pc;
-	double b = burst(rs_pacer_rate(s));
+	double b = rs_pacer_burst(rs_full_rate(s));
 
 	p->tokens += (double)tok;
 	if (p->tokens > b)
@@ -576,7 +508,7 @@ rs_time_ns rs_pacer_deadline(const struct rs_sched *s)
 		return earliest;
 	e = &p->ac[p->act_head];
 	need = e->nwait ? fmin((double)p->fl[e->head].want, MSS) : MSS;
-	rate = rs_pacer_rate(s);
+	rate = rs_full_rate(s);
 	lack = need - p->tokens;
 	t = p->t;
 	if (lack > 0)
@@ -590,7 +522,7 @@ rs_time_ns rs_pacer_deadline(const struct rs_sched *s)
 
 static uint64_t acct_key(const struct rs_sched *s, uint64_t ukey)
 {
-	return s->cfg.policy == RS_POLICY_MSF ? ukey : 0;
+	return s->pol->per_user ? ukey : 0;
 }
 
 /* Account of (cls, key), created if needed; pacer_reserve() made room. */
@@ -655,8 +587,10 @@ static inline int flow_entry(const struct rs_sched *s, rs_flow f,
 
 void rs_set_wake(struct rs_sched *s, rs_wake_fn wake)
 {
-	if (s && !s->in_callback)
+	if (s && !s->in_callback) {
 		s->pc.wake = wake;
+		rs_check(s, "rs_set_wake");
+	}
 }
 
 int rs_flow_open(struct rs_sched *s, rs_id req, int cls, uint64_t user,
@@ -720,6 +654,7 @@ int rs_flow_open(struct rs_sched *s, rs_id req, int cls, uint64_t user,
 	s->cls[c].nflows++;
 	p->open++;
 	*f = make_flow(p, i);
+	rs_check(s, "rs_flow_open");
 	return 0;
 }
 
@@ -764,6 +699,7 @@ int rs_flow_close(struct rs_sched *s, rs_flow f, rs_time_ns now)
 	p->fl_free = i;
 	if (p->act_head != RS_NIL)
 		dispatch(s, now);
+	rs_check(s, "rs_flow_close");
 	return 0;
 }
 
@@ -783,8 +719,8 @@ static int64_t take_grant(struct rs_sched *s, uint32_t i, uint64_t want)
 	return take;
 }
 
-int64_t rs_flow_allowance(struct rs_sched *s, rs_flow f, uint64_t want,
-			  rs_time_ns now)
+static int64_t allowance(struct rs_sched *s, rs_flow f, uint64_t want,
+			 rs_time_ns now)
 {
 	struct rs_pacer *p = &s->pc;
 	struct rs_flow_ent *e;
@@ -826,6 +762,16 @@ int64_t rs_flow_allowance(struct rs_sched *s, rs_flow f, uint64_t want,
 	return 0;
 }
 
+int64_t rs_flow_allowance(struct rs_sched *s, rs_flow f, uint64_t want,
+			  rs_time_ns now)
+{
+	int64_t n = allowance(s, f, want, now);
+
+	if (n >= 0)
+		rs_check(s, "rs_flow_allowance");
+	return n;
+}
+
 int rs_flow_read(struct rs_sched *s, rs_flow f, uint64_t n, rs_time_ns now)
 {
 	struct rs_pacer *p = &s->pc;
@@ -860,6 +806,7 @@ int rs_flow_read(struct rs_sched *s, rs_flow f, uint64_t n, rs_time_ns now)
 		rs_foreign_bytes(s, e->cls, e->ukey, n, now);
 	if (p->act_head != RS_NIL)
 		dispatch(s, now);		/* may wake flows */
+	rs_check(s, "rs_flow_read");
 	return 0;
 }
 
@@ -879,7 +826,7 @@ uint32_t rs_flow_clamp(const struct rs_sched *cs, rs_flow f, rs_time_ns rtt)
 	a = &s->pc.ac[e->acct];
 	if (!rtt)
 		rtt = RS_NSEC_PER_SEC / 10;
-	bdp2 = 2 * rs_pacer_rate(s) * (double)rtt / (double)RS_NSEC_PER_SEC;
+	bdp2 = 2 * rs_full_rate(s) * (double)rtt / (double)RS_NSEC_PER_SEC;
 	share = s->pc.wsum > 0 ?
 		s->cls[a->cls].weight / s->pc.wsum / (double)a->nflows : 1;
 	clamp = bdp2 * share;
@@ -891,6 +838,7 @@ uint32_t rs_flow_clamp(const struct rs_sched *cs, rs_flow f, rs_time_ns rtt)
 	s->pc.window_bytes -= e->clamp;
 	e->clamp = (uint32_t)(clamp + 0.5);
 	s->pc.window_bytes += e->clamp;
+	rs_check(s, "rs_flow_clamp");
 	return e->clamp;
 }
 
@@ -906,7 +854,7 @@ void rs_pacer_rebuild(struct rs_sched *s, const uint32_t *map)
 	struct rs_pacer *p = &s->pc;
 	uint32_t a, i, c, chain = RS_NIL, last = RS_NIL;
 
-	rs_pacer_wmin(s);
+	wmin(s);
 	rs_pacer_cap(s);
 	/* one chain of the waiting flows, in round order, through next */
 	for (a = p->act_head; a != RS_NIL; a = p->ac[a].next) {

@@ -79,6 +79,7 @@ static int plan_alloc(struct plan *p, struct rs_sched *s,
 		      const struct rs_config *cfg, const char *const *names,
 		      int n, int def)
 {
+	const struct rs_controller_ops *ctl;
 	uint32_t c;
 	int i;
 
@@ -109,10 +110,8 @@ static int plan_alloc(struct plan *p, struct rs_sched *s,
 	    rs_kheap_reserve(&p->ready, (uint32_t)n) ||
 	    rs_kheap_reserve(&p->active, (uint32_t)n))
 		return RS_ENOMEM;
-	if (cfg->controller == RS_WIN_RTC &&
-	    (rs_rtc_reserve(s, s->req_cap) ||
-	     rs_heap_reserve(&s->h_ft, s->nreq + 1) ||
-	     rs_heap_reserve(&s->h_rel, s->nreq + 1)))
+	ctl = rs_controller_ops_of(cfg->controller);
+	if (ctl->reserve && ctl->reserve(s))
 		return RS_ENOMEM;
 	return 0;
 }
@@ -214,52 +213,23 @@ static void swap_in(struct rs_sched *s, struct plan *p, int n)
 	memset(&p->active, 0, sizeof(p->active));
 }
 
-/* Active heap first (restart SCs of newly active classes at the minimum),
- * then the queues in enqueue order, then the released requests. */
+/* The policy's state first (msf, rfq: the active heap, SCs of newly
+ * active classes restart at the minimum), then the queues in enqueue
+ * order, then the released requests. */
 static void rebuild_queues(struct rs_sched *s, bool old_sff, rs_time_ns now)
 {
-	uint32_t c, r;
-	double min_sc = 0;
-	bool any = false;
+	uint32_t r;
 
-	if (rs_uses_sc(s)) {
-		for (c = 0; c < s->ncls; c++) {
-			struct rs_class *k = &s->cls[c];
-
-			if (k->uc && k->sc_epoch == s->sc_epoch &&
-			    (!any || k->sc < min_sc)) {
-				min_sc = k->sc;
-				any = true;
-			}
-		}
-		for (c = 0; c < s->ncls; c++) {
-			struct rs_class *k = &s->cls[c];
-
-			if (!k->uc)
-				continue;
-			if (k->sc_epoch != s->sc_epoch) {
-				k->sc = any ? min_sc : 0;
-				k->sc_epoch = s->sc_epoch;
-			}
-			rs_active_add(s, c);
-		}
-		if (!s->nactive)
-			s->sc_epoch++;
-	}
-	s->rr_head = RS_NIL;
+	if (s->pol->rebuild)
+		s->pol->rebuild(s);
+	s->rr_head = s->rr_tail = RS_NIL;
 	s->rr_len = 0;
-	s->held = RS_NIL;
-	s->h_ft.n = s->h_rel.n = 0;
-	s->bw_holders = 0;
-	s->bw_time = now;
-	s->bw_avail = rs_full_rate(s);
+	rs_rtc_reset(s, now);
 	for (r = s->ghead; r != RS_NIL; r = s->req[r].gnext) {
 		struct rs_req *q = &s->req[r];
 
 		q->state = RS_ST_QUEUED;
 		q->flags &= (uint8_t)~RS_RF_HOLDS_BW;
-		if (s->cfg.controller == RS_WIN_RTC)
-			rs_rtc_slot_init(s, r);
 		if (!s->cfg.sff)
 			q->sub = 0;
 		else if (!old_sff)
@@ -273,8 +243,8 @@ static void rebuild_queues(struct rs_sched *s, bool old_sff, rs_time_ns now)
 			continue;
 		q->flags &= (uint8_t)~RS_RF_HOLDS_BW;
 		s->cls[q->cls].outstanding++;
-		if (s->cfg.controller == RS_WIN_RTC)
-			rs_rtc_adopt(s, r, now);
+		if (s->ctl->adopt)
+			s->ctl->adopt(s, r, now);
 	}
 }
 
@@ -282,6 +252,7 @@ int rs_reconfigure(struct rs_sched *s, const struct rs_config *cfg,
 		   const char *const *names, const double *weights, int n,
 		   const char *default_name, rs_time_ns now)
 {
+	const struct rs_controller_ops *old_ctl;
 	struct rs_config old;
 	struct plan p;
 	uint32_t r;
@@ -306,10 +277,12 @@ int rs_reconfigure(struct rs_sched *s, const struct rs_config *cfg,
 		    s->req[r].state == RS_ST_SCHEDULED)
 			rs_policy_refund(s, r);
 	old = s->cfg;
+	old_ctl = s->ctl;
 	build_classes(s, &p, weights, n);
 	build_users(s, &p, cfg->sff);
 	swap_in(s, &p, n);
 	s->cfg = *cfg;
+	rs_select_bind(s);
 	s->est.default_size = cfg->default_size;
 	s->waiting = 0;
 	for (r = s->ghead; r != RS_NIL; r = s->req[r].gnext)
@@ -317,21 +290,11 @@ int rs_reconfigure(struct rs_sched *s, const struct rs_config *cfg,
 	rebuild_queues(s, old.sff, now);
 	rs_pacer_rebuild(s, p.map);
 	plan_free(&p, n);
-	if (cfg->controller != old.controller || cfg->controller == RS_WIN_FIXED) {
-		double old_wmax = s->Wmax;
-
-		rs_window_init(s);
-		rs_window_carry_over(s, old_wmax);
-		s->aimd_ends = 0;
-		s->aimd_bytes = s->bytes;
-		s->aimd_exc = s->exc_total;
-		s->aimd_t0 = now;
-	} else if (cfg->max_window >= 1 && s->Wmax > cfg->max_window) {
-		s->Wmax = cfg->max_window;
-	}
+	rs_window_restart(s, old_ctl, now);
 	rs_window_params(s);	/* long_transfer; slow start again */
 	rs_users_expire(s, now);
 	rs_try_release(s, now);
 	rs_pacer_timer(s, now);	/* pacing turned off: wake every waiter */
+	rs_check(s, "rs_reconfigure");
 	return 0;
 }

@@ -62,33 +62,30 @@ static void rel_setpos(struct rs_sched *s, uint32_t r, uint32_t pos)
 static const struct rs_heap_ops rs_ft_ops = { ft_less, ft_setpos };
 static const struct rs_heap_ops rs_rel_ops = { rel_less, rel_setpos };
 
-/* C * U+, less the exceptive rate of the link counter (link.c). */
-static double full_bw(const struct rs_sched *s)
-{
-	return rs_full_rate(s);
-}
 
-/* The rtc array follows the request slab (cap = req_cap). */
-int rs_rtc_reserve(struct rs_sched *s, uint32_t cap)
+/* Memory for one more request: the rtc array follows the request slab
+ * (cap = req_cap), the heaps hold every request slot. */
+static int rtc_reserve(struct rs_sched *s)
 {
-	struct rs_rtcq *p;
+	uint32_t cap = s->req_cap ? s->req_cap : 1;
 
-	if (s->rq && cap <= s->rq_cap)
-		return 0;
-	if (!cap)
-		cap = 1;
-	p = realloc(s->rq, (size_t)cap * sizeof(*p));
-	if (!p)
+	if (!s->rq || cap > s->rq_cap) {
+		struct rs_rtcq *p = realloc(s->rq, (size_t)cap * sizeof(*p));
+
+		if (!p)
+			return RS_ENOMEM;
+		s->rq = p;
+		s->rq_cap = cap;
+	}
+	if (rs_heap_reserve(&s->h_ft, s->nreq + 1) ||
+	    rs_heap_reserve(&s->h_rel, s->nreq + 1))
 		return RS_ENOMEM;
-	s->rq = p;
-	s->rq_cap = cap;
 	return 0;
 }
 
-void rs_rtc_slot_init(struct rs_sched *s, uint32_t r)
+/* Request r becomes rtc's (taken from the policy, or adopted). */
+static void slot_init(struct rs_sched *s, uint32_t r)
 {
-	if (!s->rq)
-		return;
 	s->rq[r].hpos_ft = s->rq[r].hpos_rel = RS_NIL;
 	s->rq[r].bw = 0;
 	s->rq[r].ft = s->rq[r].delay = 0;
@@ -97,9 +94,21 @@ void rs_rtc_slot_init(struct rs_sched *s, uint32_t r)
 void rs_rtc_init(struct rs_sched *s)
 {
 	s->held = RS_NIL;
-	s->bw_avail = full_bw(s);
+	s->bw_avail = rs_full_rate(s);
 	s->bw_holders = 0;
 	s->bw_time = 0;
+}
+
+/* rs_reconfigure(): nothing is held or scheduled any more (the waiting
+ * requests are queued again) and no request holds bandwidth; rtc adopts
+ * the released ones afterwards. */
+void rs_rtc_reset(struct rs_sched *s, rs_time_ns now)
+{
+	s->held = RS_NIL;
+	s->h_ft.n = s->h_rel.n = 0;
+	s->bw_holders = 0;
+	s->bw_time = now;
+	s->bw_avail = rs_full_rate(s);
 }
 
 static rs_time_ns lookahead(const struct rs_sched *s)
@@ -117,7 +126,7 @@ static rs_time_ns xfer_ns(uint64_t size, double bw)
 /* Estimates of a request taken from the policy: BW and D. */
 static void estimate(struct rs_sched *s, uint32_t r)
 {
-	double rate, delay, full = full_bw(s);
+	double rate, delay, full = rs_full_rate(s);
 	struct rs_rtcq *x = &s->rq[r];
 
 	rs_est_path(&s->est, s->req[r].host_key, &rate, &delay);
@@ -137,7 +146,7 @@ static void give_back(struct rs_sched *s, uint32_t r)
 		rs_heap_remove(s, &s->h_ft, &rs_ft_ops, x->hpos_ft);
 	s->bw_avail += x->bw;
 	if (--s->bw_holders == 0)
-		s->bw_avail = full_bw(s);
+		s->bw_avail = rs_full_rate(s);
 }
 
 /* First loop: bandwidth of the responses finishing first comes back. */
@@ -158,7 +167,7 @@ static void pop_finished(struct rs_sched *s, rs_time_ns now)
 			q->flags &= (uint8_t)~RS_RF_HOLDS_BW;
 			s->bw_avail += s->rq[r].bw;
 			if (--s->bw_holders == 0)
-				s->bw_avail = full_bw(s);
+				s->bw_avail = rs_full_rate(s);
 			r = rs_heap_top(&s->h_ft);
 		} while (r != RS_NIL && s->rq[r].ft == tmin);
 		if (tmin > s->bw_time)
@@ -179,9 +188,10 @@ static unsigned admit(struct rs_sched *s, rs_time_ns now)
 		rs_time_ns at = s->bw_time > now ? s->bw_time : now;
 
 		if (r == RS_NIL) {
-			r = rs_policy_select(s);
+			r = rs_select_next(s);
 			if (r == RS_NIL)
 				return n;
+			slot_init(s, r);
 			q = &s->req[r];
 			q->state = RS_ST_HELD;
 			s->cls[q->cls].pending++;
@@ -192,8 +202,8 @@ static unsigned admit(struct rs_sched *s, rs_time_ns now)
 		x = &s->rq[r];
 		/* the link counter may have lowered C * U+ since the
 		 * estimate: one request may still take all of it */
-		if (x->bw > full_bw(s))
-			x->bw = full_bw(s);
+		if (x->bw > rs_full_rate(s))
+			x->bw = rs_full_rate(s);
 		if (x->bw > s->bw_avail)
 			return n;
 		s->held = RS_NIL;
@@ -217,11 +227,11 @@ static void release_due(struct rs_sched *s, rs_time_ns now)
 			return;
 		rs_heap_remove(s, &s->h_rel, &rs_rel_ops, 0);
 		s->cls[s->req[r].cls].pending--;
-		rs_do_release(s, r, now);
+		rs_release(s, r, now);
 	}
 }
 
-void rs_rtc_run(struct rs_sched *s, rs_time_ns now)
+static void rtc_release(struct rs_sched *s, rs_time_ns now)
 {
 	if (s->bw_time < now)
 		s->bw_time = now;
@@ -235,13 +245,13 @@ void rs_rtc_run(struct rs_sched *s, rs_time_ns now)
 
 /* Reconfiguration to rtc: an already released request takes its share of
  * the bandwidth until its estimated finishing time. */
-void rs_rtc_adopt(struct rs_sched *s, uint32_t r, rs_time_ns now)
+static void rtc_adopt(struct rs_sched *s, uint32_t r, rs_time_ns now)
 {
 	struct rs_req *q = &s->req[r];
 	struct rs_rtcq *x = &s->rq[r];
 	uint64_t left = q->est_size > q->bytes ? q->est_size - q->bytes : 0;
 
-	rs_rtc_slot_init(s, r);
+	slot_init(s, r);
 	estimate(s, r);
 	x->ft = now + xfer_ns(left, x->bw);
 	q->flags |= RS_RF_HOLDS_BW;
@@ -251,8 +261,8 @@ void rs_rtc_adopt(struct rs_sched *s, uint32_t r, rs_time_ns now)
 }
 
 /* RR: the first byte arrived; recompute FT with the real size if known. */
-void rs_rtc_first_byte(struct rs_sched *s, uint32_t r, uint64_t size,
-		       rs_time_ns now)
+static void rtc_first_byte(struct rs_sched *s, uint32_t r, uint64_t size,
+			   rs_time_ns now)
 {
 	struct rs_rtcq *x = &s->rq[r];
 
@@ -270,12 +280,16 @@ void rs_rtc_forget(struct rs_sched *s, uint32_t r)
 	give_back(s, r);
 }
 
-rs_time_ns rs_rtc_deadline(const struct rs_sched *s)
+static void rtc_ended(struct rs_sched *s, uint32_t r, rs_time_ns now)
+{
+	(void)now;
+	rs_rtc_forget(s, r);
+}
+
+static rs_time_ns rtc_deadline(const struct rs_sched *s)
 {
 	rs_time_ns t = UINT64_MAX, la;
 
-	if (s->cfg.controller != RS_WIN_RTC)
-		return t;
 	if (s->h_rel.n)
 		t = s->req[rs_heap_top(&s->h_rel)].t_rel;
 	if (s->h_ft.n) {
@@ -288,3 +302,24 @@ rs_time_ns rs_rtc_deadline(const struct rs_sched *s)
 	}
 	return t;
 }
+
+/* The link counter changed C * U+ - exceptive by delta. */
+static void rtc_rate_changed(struct rs_sched *s, double delta)
+{
+	s->bw_avail += delta;
+}
+
+const struct rs_controller_ops rs_rtc_ops = {
+	.name = "rtc",
+	.window = false,
+	.adaptive = false,
+	.start = rs_window_start,	/* W+ is kept for a later switch */
+	.release = rtc_release,
+	.interval = rs_window_measured,
+	.reserve = rtc_reserve,
+	.ended = rtc_ended,
+	.first_byte = rtc_first_byte,
+	.adopt = rtc_adopt,
+	.deadline = rtc_deadline,
+	.rate_changed = rtc_rate_changed,
+};

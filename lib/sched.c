@@ -50,8 +50,8 @@ int rs_config_check(const struct rs_config *cfg)
 {
 	if (!cfg)
 		return RS_EINVAL;
-	if ((unsigned)cfg->policy > RS_POLICY_DRR ||
-	    (unsigned)cfg->controller > RS_WIN_FIXED)
+	if (!rs_policy_ops_of(cfg->policy) ||
+	    !rs_controller_ops_of(cfg->controller))
 		return RS_EINVAL;
 	if (cfg->link_bps == 0)
 		return RS_EINVAL;
@@ -90,15 +90,17 @@ struct rs_sched *rs_new(const struct rs_config *cfg, rs_release_fn release,
 	s->ctx = ctx;
 	s->req_free = RS_NIL;
 	s->ghead = s->gtail = RS_NIL;
-	s->rr_head = RS_NIL;
+	s->rr_head = s->rr_tail = RS_NIL;
 	if (rs_users_init(&s->users) || rs_est_init(&s->est, cfg->default_size)) {
 		rs_free(s);
 		return NULL;
 	}
-	rs_window_init(s);
+	rs_select_bind(s);
+	s->ctl->start(s, 0);
 	rs_window_params(s);
 	rs_rtc_init(s);
 	rs_pacer_init(s);
+	rs_check(s, "rs_new");
 	return s;
 }
 
@@ -187,7 +189,9 @@ int rs_class_add(struct rs_sched *s, const char *name, double weight)
 	s->cls[s->ncls].sc_epoch = s->sc_epoch - 1;	/* idle */
 	if (s->ncls == 0 || weight < s->w_min)
 		s->w_min = weight;
-	return (int)s->ncls++;
+	s->ncls++;
+	rs_check(s, "rs_class_add");
+	return (int)s->ncls - 1;
 }
 
 int rs_class_find(const struct rs_sched *s, const char *name)
@@ -242,8 +246,6 @@ static uint32_t req_alloc(struct rs_sched *s)
 	s->req[r].gen = gen;
 	s->req[r].next = s->req[r].prev = RS_NIL;
 	s->req[r].gnext = s->req[r].gprev = RS_NIL;
-	if (s->cfg.controller == RS_WIN_RTC)
-		rs_rtc_slot_init(s, r);
 	return r;
 }
 
@@ -265,6 +267,19 @@ static rs_id make_id(const struct rs_sched *s, uint32_t r)
 
 /* ---- events ---- */
 
+/* The real size of released request r is known (Content-Length at the
+ * first byte, else the bytes at the end): the policy hears it once. */
+static void size_known(struct rs_sched *s, uint32_t r, uint64_t real)
+{
+	struct rs_req *q = &s->req[r];
+
+	if (q->flags & RS_RF_SIZE_KNOWN)
+		return;
+	q->flags |= RS_RF_SIZE_KNOWN;
+	if (s->pol->size_known)
+		s->pol->size_known(s, r, real);
+}
+
 int rs_enqueue(struct rs_sched *s, int cls, uint64_t user,
 	       const struct rs_req_info *info, void *cookie, rs_time_ns now,
 	       rs_id *id)
@@ -282,12 +297,8 @@ int rs_enqueue(struct rs_sched *s, int cls, uint64_t user,
 		s->rejected++;
 		return RS_EFULL;
 	}
-	if (req_reserve(s) || rs_users_reserve(&s->users))
-		return RS_ENOMEM;
-	if (s->cfg.controller == RS_WIN_RTC &&
-	    (rs_rtc_reserve(s, s->req_cap) ||
-	     rs_heap_reserve(&s->h_ft, s->nreq + 1) ||
-	     rs_heap_reserve(&s->h_rel, s->nreq + 1)))
+	if (req_reserve(s) || rs_users_reserve(&s->users) ||
+	    (s->ctl->reserve && s->ctl->reserve(s)))
 		return RS_ENOMEM;
 	rs_advance(s, now);
 	if (s->users.idle_head != RS_NIL)	/* else nothing to expire */
@@ -312,6 +323,7 @@ int rs_enqueue(struct rs_sched *s, int cls, uint64_t user,
 	s->waiting++;
 	*id = make_id(s, r);
 	rs_try_release(s, now);
+	rs_check(s, "rs_enqueue");
 	return 0;
 }
 
@@ -337,8 +349,7 @@ static void drop_waiting(struct rs_sched *s, uint32_t r, rs_time_ns now)
 	default:
 		break;
 	}
-	rs_fifo_unlink(s, r);
-	s->waiting--;
+	rs_q_drop(s, r);
 	s->t_active = now;
 	rs_users_put(s, q->user, now);
 	req_release_slot(s, r);
@@ -359,6 +370,7 @@ int rs_cancel(struct rs_sched *s, rs_id id, rs_time_ns now)
 	s->cancelled++;
 	drop_waiting(s, r, now);
 	rs_try_release(s, now);
+	rs_check(s, "rs_cancel");
 	return 0;
 }
 
@@ -395,10 +407,11 @@ int rs_on_first_byte(struct rs_sched *s, rs_id id, int64_t content_length,
 	q->flags |= RS_RF_FIRST_BYTE;
 	q->t_first = now;
 	if (content_length >= 0)
-		rs_drr_compensate(s, r, (uint64_t)content_length);
-	if (s->cfg.controller == RS_WIN_RTC)
-		rs_rtc_first_byte(s, r, content_length >= 0 ?
-				  (uint64_t)content_length : q->est_size, now);
+		size_known(s, r, (uint64_t)content_length);
+	if (s->ctl->first_byte)
+		s->ctl->first_byte(s, r, content_length >= 0 ?
+				   (uint64_t)content_length : q->est_size, now);
+	rs_check(s, "rs_on_first_byte");
 	return 0;
 }
 
@@ -415,6 +428,7 @@ static __attribute__((noinline)) int on_bytes_slow(struct rs_sched *s,
 		return err;
 	rs_advance(s, now);
 	rs_req_bytes(s, r, n, now);
+	rs_check(s, "rs_on_bytes");
 	return 0;
 }
 
@@ -433,6 +447,7 @@ int rs_on_bytes(struct rs_sched *s, rs_id id, uint64_t n, rs_time_ns now)
 			     s->req[r].gen == (uint32_t)(id >> 32) &&
 			     now < s->fast_until, 1)) {
 		rs_req_count(s, r, n, now);
+		rs_check(s, "rs_on_bytes");
 		return 0;
 	}
 	return on_bytes_slow(s, id, n, now);
@@ -451,7 +466,7 @@ int rs_on_end(struct rs_sched *s, rs_id id, bool aborted, rs_time_ns now)
 	rs_advance(s, now);
 	q = &s->req[r];
 	k = &s->cls[q->cls];
-	rs_drr_compensate(s, r, q->bytes);
+	size_known(s, r, q->bytes);
 	if (q->flags & RS_RF_FIRST_BYTE) {
 		if (q->t_first >= q->t_rel)
 			delay = (double)(q->t_first - q->t_rel);
@@ -461,8 +476,6 @@ int rs_on_end(struct rs_sched *s, rs_id id, bool aborted, rs_time_ns now)
 	}
 	if (!aborted)
 		rs_est_learn(&s->est, q, true, rate, delay);
-	if (s->cfg.controller == RS_WIN_RTC)
-		rs_rtc_forget(s, r);
 	if (q->flags & RS_RF_LONG) {
 		s->nlong--;	/* already out of the window */
 	} else {
@@ -478,10 +491,12 @@ int rs_on_end(struct rs_sched *s, rs_id id, bool aborted, rs_time_ns now)
 		k->aborted++;
 		s->aborted++;
 	}
+	if (s->ctl->ended)
+		s->ctl->ended(s, r, now);
 	rs_users_put(s, q->user, now);
 	req_release_slot(s, r);
-	rs_window_on_end(s, now);
 	rs_try_release(s, now);
+	rs_check(s, "rs_on_end");
 	return 0;
 }
 
@@ -493,22 +508,23 @@ int rs_on_foreign_bytes(struct rs_sched *s, int cls, uint64_t user,
 		return RS_ENOCLASS;
 	rs_advance(s, now);
 	rs_foreign_bytes(s, (uint32_t)cls, user, n, now);
+	rs_check(s, "rs_on_foreign_bytes");
 	return 0;
 }
 
 rs_time_ns rs_next_deadline(const struct rs_sched *s)
 {
-	rs_time_ns t = UINT64_MAX, rtc;
+	rs_time_ns t = UINT64_MAX, ctl;
 
 	if (!s)
 		return UINT64_MAX;
 	if (s->started)
 		t = s->next_tick;
-	rtc = rs_rtc_deadline(s);
-	if (rtc < t)
-		t = rtc;
-	rtc = rs_pacer_deadline(s);
-	return rtc < t ? rtc : t;
+	ctl = s->ctl->deadline ? s->ctl->deadline(s) : UINT64_MAX;
+	if (ctl < t)
+		t = ctl;
+	ctl = rs_pacer_deadline(s);
+	return ctl < t ? ctl : t;
 }
 
 void rs_on_timer(struct rs_sched *s, rs_time_ns now)
@@ -519,6 +535,7 @@ void rs_on_timer(struct rs_sched *s, rs_time_ns now)
 	rs_users_expire(s, now);
 	rs_try_release(s, now);
 	rs_pacer_timer(s, now);
+	rs_check(s, "rs_on_timer");
 }
 
 size_t rs_expire(struct rs_sched *s, rs_time_ns now, rs_time_ns max_wait,
@@ -546,6 +563,7 @@ size_t rs_expire(struct rs_sched *s, rs_time_ns now, rs_time_ns max_wait,
 	}
 	if (done)
 		rs_try_release(s, now);
+	rs_check(s, "rs_expire");
 	return done;
 }
 
@@ -563,7 +581,7 @@ void rs_get_stats(const struct rs_sched *s, struct rs_stats *st)
 		return;
 	memset(st, 0, sizeof(*st));
 	st->W = s->W;
-	st->W_max = s->cfg.controller == RS_WIN_RTC ? (double)s->W : s->Wmax;
+	st->W_max = s->ctl->window ? s->Wmax : (double)s->W;
 	st->U = s->U;
 	st->link_bps = s->cfg.link_bps;
 	st->queued = s->waiting;
@@ -580,7 +598,7 @@ void rs_get_stats(const struct rs_sched *s, struct rs_stats *st)
 	st->proxied_bytes = s->st_proxied;
 	st->exceptive_bytes = s->st_exc;
 	st->interval_s = s->st_interval;
-	st->pace_bps = s->cfg.pacing ? rs_pacer_rate(s) * 8 :
+	st->pace_bps = s->cfg.pacing ? rs_full_rate(s) * 8 :
 		       (double)s->cfg.link_bps * s->cfg.target_util;
 	st->flows = s->pc.open;
 	st->flows_waiting = s->pc.waiting;
@@ -604,7 +622,7 @@ int rs_get_class_stats(const struct rs_sched *s, int cls,
 	st->active_users = k->uc;
 	st->queued = k->nq + k->pending;
 	st->outstanding = k->outstanding;
-	st->service = rs_uses_sc(s) ? rs_sc_value(s, (uint32_t)cls) : k->dc;
+	st->service = s->pol->service(s, (uint32_t)cls);
 	st->bytes = k->bytes;
 	st->foreign_bytes = k->foreign_bytes;
 	st->released = k->released;
@@ -615,7 +633,7 @@ int rs_get_class_stats(const struct rs_sched *s, int cls,
 	st->throughput_bps = k->throughput_bps;
 	st->flows = k->nflows;
 	if (k->naccts && s->pc.wsum > 0) {
-		double pace = s->cfg.pacing ? rs_pacer_rate(s) * 8 :
+		double pace = s->cfg.pacing ? rs_full_rate(s) * 8 :
 			      (double)s->cfg.link_bps * s->cfg.target_util;
 
 		st->share_bps = pace * k->weight * k->naccts / s->pc.wsum;

@@ -123,32 +123,16 @@ uint32_t rs_users_find(const struct rs_users *u, uint32_t cls, uint64_t key)
 	return find_slot(u, cls, key, &empty, &h);
 }
 
+#define IDLE(u) RS_LINKS((u)->ent, idle_next, idle_prev)
+
 static void idle_unlink(struct rs_users *u, uint32_t idx)
 {
-	struct rs_user *e = &u->ent[idx];
-
-	if (e->idle_prev != RS_NIL)
-		u->ent[e->idle_prev].idle_next = e->idle_next;
-	else
-		u->idle_head = e->idle_next;
-	if (e->idle_next != RS_NIL)
-		u->ent[e->idle_next].idle_prev = e->idle_prev;
-	else
-		u->idle_tail = e->idle_prev;
-	e->idle_next = e->idle_prev = RS_NIL;
+	rs_list_cut(IDLE(u), &u->idle_head, &u->idle_tail, idx);
 }
 
 static void idle_append(struct rs_users *u, uint32_t idx)
 {
-	struct rs_user *e = &u->ent[idx];
-
-	e->idle_next = RS_NIL;
-	e->idle_prev = u->idle_tail;
-	if (u->idle_tail != RS_NIL)
-		u->ent[u->idle_tail].idle_next = idx;
-	else
-		u->idle_head = idx;
-	u->idle_tail = idx;
+	rs_list_append(IDLE(u), &u->idle_head, &u->idle_tail, idx);
 }
 
 static void index_delete(struct rs_users *u, uint32_t idx)
@@ -177,6 +161,17 @@ static void entry_free(struct rs_users *u, uint32_t idx)
 	u->ent[idx].idle_next = u->free_head;
 	u->free_head = idx;
 	u->alive--;
+}
+
+/* UC of class c changes by d (+1 or -1); the policy follows (msf, rfq:
+ * the service counter restarts or folds its pending bytes first). */
+static void uc_add(struct rs_sched *s, uint32_t c, int d)
+{
+	if (s->pol->users_changing)
+		s->pol->users_changing(s, c);
+	s->cls[c].uc += (uint32_t)d;
+	if (s->pol->users_changed)
+		s->pol->users_changed(s, c);
 }
 
 /* Take one reference on (cls,key); UC of the class grows when the entry
@@ -210,14 +205,8 @@ uint32_t rs_users_get(struct rs_sched *s, uint32_t cls, uint64_t key,
 		idle_unlink(u, idx);
 	}
 	e = &u->ent[idx];
-	if (e->count++ == 0) {
-		if (s->cls[cls].uc == 0)
-			rs_sc_class_activate(s, cls);
-		else
-			rs_sc_before_uc_change(s, cls);
-		s->cls[cls].uc++;
-		rs_sc_uc_changed(s, cls);
-	}
+	if (e->count++ == 0)
+		uc_add(s, cls, 1);
 	return idx;
 }
 
@@ -230,9 +219,7 @@ void rs_users_put(struct rs_sched *s, uint32_t idx, rs_time_ns now)
 
 	if (--e->count > 0)
 		return;
-	rs_sc_before_uc_change(s, e->cls);
-	s->cls[e->cls].uc--;
-	rs_sc_uc_changed(s, e->cls);
+	uc_add(s, e->cls, -1);
 	if (s->cfg.sff) {
 		if (e->last_seen < now)
 			e->last_seen = now;

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * window.c - when to release: the window controllers and the release loop.
+ * window.c - when to release under a window: W <= W+, the release loop,
+ * long transfers, slow start, the update interval (every controller), and
+ * the fixed window N. How W+ adapts is each controller's file (wrc_mult.c,
+ * wrc_aimd.c); rtc (rtc.c) has no window.
  *
  * W is the number of RELEASED requests (outstanding responses); W+ (Wmax)
  * is the window. The release loop runs while W < W+, so right after a
@@ -8,13 +11,9 @@
  * wrc-mult). W may exceed W+ only because W+ shrank while responses were
  * outstanding; no release happens then.
  *
- * wrc-mult (MSF-RS Eq. 2-3), every update interval T:
- *   U = (S / T) / C;  if the window was the limit during the interval,
- *   W+ <- max(1, min(U+ / U, K) * W+)       (U = 0: factor K)
- * wrc-aimd (FQRS Eq. 4), every F * W+ completed responses:
- *   if limited: U < U+/2 -> W+ *= 2 (fast start); U < U+ -> W+ += 1;
- *               U > U+ -> W+ -= 1 (not below 1)
- * fixed N: W+ = N.
+ * fixed N: W+ = N (re-read on every reconfigure).
+ * Every update interval T (all controllers): U = (S / T) / C with S the
+ * link bytes of the interval, then s->ctl->interval(U).
  * "The window was the limit" = at some point of the interval the release
  * loop stopped because W >= W+ while requests were waiting.
  *
@@ -40,7 +39,8 @@
 
 #include "internal.h"
 
-static double clamp_window(const struct rs_sched *s, double w)
+/* W+ within [1, max_window]. */
+double rs_window_clamp(const struct rs_sched *s, double w)
 {
 	if (w < 1)
 		w = 1;
@@ -49,36 +49,47 @@ static double clamp_window(const struct rs_sched *s, double w)
 	return w;
 }
 
-void rs_window_init(struct rs_sched *s)
+/* W+_0 of the adaptive controllers (and of rtc, which has no window). */
+void rs_window_start(struct rs_sched *s, rs_time_ns now)
 {
-	if (s->cfg.controller == RS_WIN_FIXED)
-		s->Wmax = s->cfg.fixed_window;
-	else
-		s->Wmax = clamp_window(s, s->cfg.initial_window);
+	(void)now;
+	s->Wmax = rs_window_clamp(s, s->cfg.initial_window);
+}
+
+static void fixed_start(struct rs_sched *s, rs_time_ns now)
+{
+	(void)now;
+	s->Wmax = s->cfg.fixed_window;
 }
 
 /*
- * A reconfiguration that switches to an adaptive controller (wrc-mult,
- * wrc-aimd) starts it from the window in force, not from W+_0: the link was
- * running at that window, and restarting at 1 with W outstanding would stop
- * every release until W drained (and overflow max_queued meanwhile).
+ * rs_reconfigure(): a new controller starts, and the fixed window is read
+ * again. A switch to an adaptive controller (wrc-mult, wrc-aimd) starts it
+ * from the window in force, not from W+_0: the link was running at that
+ * window, and restarting at 1 with W outstanding would stop every release
+ * until W drained (and overflow max_queued meanwhile). The same adaptive
+ * controller keeps its W+ within the new max_window.
  */
-void rs_window_carry_over(struct rs_sched *s, double old_wmax)
+void rs_window_restart(struct rs_sched *s, const struct rs_controller_ops *old,
+		       rs_time_ns now)
 {
-	bool adaptive = s->cfg.controller == RS_WIN_WRC_MULT ||
-			s->cfg.controller == RS_WIN_WRC_AIMD;
+	double old_wmax = s->Wmax;
 
-	if (adaptive && old_wmax > s->Wmax)
-		s->Wmax = clamp_window(s, old_wmax);
+	if (s->ctl == old && !s->ctl->window_from_config) {
+		if (s->cfg.max_window >= 1 && s->Wmax > s->cfg.max_window)
+			s->Wmax = s->cfg.max_window;
+		return;
+	}
+	s->ctl->start(s, now);
+	if (s->ctl->adaptive && old_wmax > s->Wmax)
+		s->Wmax = rs_window_clamp(s, old_wmax);
 }
 
 /* Slow start applies: an adaptive controller, in the byte-layer mode. */
 static bool adaptive(const struct rs_sched *s)
 {
-	return s->cfg.pacing && (s->cfg.controller == RS_WIN_WRC_MULT ||
-				 s->cfg.controller == RS_WIN_WRC_AIMD);
+	return s->cfg.pacing && s->ctl->adaptive;
 }
-
 /* rs_on_bytes() takes its fast path while now < fast_until: inside the
  * current interval and with long transfers off (they need a check per
  * byte event, so with pacing every byte event takes the slow path and
@@ -104,7 +115,7 @@ void rs_slow_start_step(struct rs_sched *s)
 {
 	if (s->waiting == 0 || (double)s->W < s->Wmax)
 		return;
-	s->Wmax = clamp_window(s, s->Wmax + 1);
+	s->Wmax = rs_window_clamp(s, s->Wmax + 1);
 	if (s->cfg.max_window >= 1 && s->Wmax >= s->cfg.max_window)
 		s->ss = false;
 }
@@ -131,46 +142,25 @@ static double link_bytes_per_ns(const struct rs_sched *s)
 	return (double)s->cfg.link_bps / 8.0 / (double)RS_NSEC_PER_SEC;
 }
 
-static double utilization(const struct rs_sched *s, double bytes,
-			  rs_time_ns elapsed)
+/* Utilization of bytes received over elapsed ns. */
+double rs_utilization(const struct rs_sched *s, double bytes,
+		      rs_time_ns elapsed)
 {
 	if (!elapsed)
 		return 0;
 	return bytes / (double)elapsed / link_bytes_per_ns(s);
 }
 
-void rs_do_release(struct rs_sched *s, uint32_t r, rs_time_ns now)
+/* The release loop of the window controllers: the policy's next
+ * requests while W < W+. */
+void rs_window_release(struct rs_sched *s, rs_time_ns now)
 {
-	struct rs_req *q = &s->req[r];
-	struct rs_class *k = &s->cls[q->cls];
-	rs_id id = ((uint64_t)q->gen << 32) | (uint64_t)(r + 1);
-
-	rs_fifo_unlink(s, r);
-	q->state = RS_ST_RELEASED;
-	q->t_rel = now;
-	s->waiting--;
-	s->W++;
-	k->outstanding++;
-	k->released++;
-	s->released++;
-	s->in_callback = 1;
-	s->release(s->ctx, id, q->cookie);
-	s->in_callback = 0;
-}
-
-/* Release as many requests as the controller allows. */
-void rs_try_release(struct rs_sched *s, rs_time_ns now)
-{
-	if (s->cfg.controller == RS_WIN_RTC) {
-		rs_rtc_run(s, now);
-		return;
-	}
 	while ((double)s->W < s->Wmax) {
-		uint32_t r = rs_policy_select(s);
+		uint32_t r = rs_select_next(s);
 
 		if (r == RS_NIL)
 			return;
-		rs_do_release(s, r, now);
+		rs_release(s, r, now);
 	}
 	if (s->waiting > 0) {
 		s->limited = true;
@@ -178,24 +168,19 @@ void rs_try_release(struct rs_sched *s, rs_time_ns now)
 	}
 }
 
-static void wrc_mult_update(struct rs_sched *s)
+/* The controller records U (wrc-aimd measures its own, over completions). */
+void rs_window_measured(struct rs_sched *s, double U)
 {
-	double f;
-
-	if (!s->limited)
-		return;
-	f = s->U > 0 ? s->cfg.target_util / s->U : s->cfg.K;
-	if (f > s->cfg.K)
-		f = s->cfg.K;
-	s->Wmax = clamp_window(s, f * s->Wmax);
+	s->U = U;
 }
 
-/* Measurement interval (every controller): U and per-class throughput;
- * wrc-mult also updates W+ here. */
+/* Measurement interval (every controller): U, per-class throughput and
+ * the link statistics; then the controller's interval (wrc-mult updates
+ * W+ there). */
 void rs_tick(struct rs_sched *s, rs_time_ns now)
 {
 	rs_time_ns elapsed;
-	double sec;
+	double sec, U;
 	uint32_t c;
 
 	if (!s->started) {
@@ -213,10 +198,16 @@ void rs_tick(struct rs_sched *s, rs_time_ns now)
 		return;
 	elapsed = now - s->t_tick;
 	sec = (double)elapsed / (double)RS_NSEC_PER_SEC;
-	if (s->cfg.controller != RS_WIN_WRC_AIMD)
-		s->U = utilization(s, rs_u_bytes(s) - (double)s->bytes_at_tick -
-				   s->exc_at_tick, elapsed);
-	rs_link_tick(s, elapsed);
+	U = rs_utilization(s, rs_u_bytes(s) - (double)s->bytes_at_tick -
+			   s->exc_at_tick, elapsed);
+	/* the link statistics of the interval (link.c) */
+	s->st_proxied = s->bytes - s->bytes_at_tick;
+	s->st_exc = (uint64_t)llround(s->exc_total - s->exc_at_tick);
+	s->st_link = s->link_src == RS_LINK_COUNTER ?
+		     (uint64_t)llround(s->link_total - s->link_at_tick) :
+		     s->st_proxied;
+	s->st_interval = sec;
+	s->link_at_tick = s->link_total;
 	for (c = 0; c < s->ncls; c++) {
 		struct rs_class *k = &s->cls[c];
 
@@ -225,11 +216,7 @@ void rs_tick(struct rs_sched *s, rs_time_ns now)
 	}
 	s->bytes_at_tick = s->bytes;
 	s->exc_at_tick = s->exc_total;
-	if (s->cfg.controller == RS_WIN_WRC_MULT) {
-		wrc_mult_update(s);
-		if (s->U >= s->cfg.target_util)
-			s->ss = false;
-	}
+	s->ctl->interval(s, U);
 	/* idle for a whole interval: the next busy period starts slowly */
 	if (s->waiting > 0 || s->W > 0 || s->nlong > 0)
 		s->t_active = now;
@@ -241,31 +228,12 @@ void rs_tick(struct rs_sched *s, rs_time_ns now)
 	set_fast_until(s);
 }
 
-/* wrc-aimd: the interval is F * W+ completed responses. */
-void rs_window_on_end(struct rs_sched *s, rs_time_ns now)
-{
-	double U, target = s->cfg.target_util;
-
-	if (s->cfg.controller != RS_WIN_WRC_AIMD)
-		return;
-	if ((double)++s->aimd_ends < (double)s->cfg.F * s->Wmax)
-		return;
-	U = utilization(s, rs_u_bytes(s) - (double)s->aimd_bytes - s->aimd_exc,
-			now - s->aimd_t0);
-	s->U = U;
-	if (U >= target)
-		s->ss = false;
-	if (s->aimd_limited) {
-		if (U < target / 2)
-			s->Wmax = clamp_window(s, s->Wmax * 2);
-		else if (U < target)
-			s->Wmax = clamp_window(s, s->Wmax + 1);
-		else if (U > target)
-			s->Wmax = clamp_window(s, s->Wmax - 1);
-	}
-	s->aimd_ends = 0;
-	s->aimd_bytes = s->bytes;
-	s->aimd_exc = s->exc_total;
-	s->aimd_t0 = now;
-	s->aimd_limited = s->waiting > 0 && (double)s->W >= s->Wmax;
-}
+const struct rs_controller_ops rs_fixed_ops = {
+	.name = "fixed",
+	.window = true,
+	.adaptive = false,
+	.window_from_config = true,
+	.start = fixed_start,
+	.release = rs_window_release,
+	.interval = rs_window_measured,
+};

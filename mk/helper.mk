@@ -10,8 +10,7 @@ HELPER_DIR    := $(TOP)/helper
 HELPER_TDIR   := $(TOP)/test/helper
 HELPER_OBJ    := $(BUILD)/helper
 HELPER_BIN    := $(PREFIX)/bin/ext_reqsched_class_acl
-HELPER_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -g -Wall -Wextra -Werror \
-                 -Wshadow -Wstrict-prototypes -MMD -MP
+HELPER_CFLAGS := $(WARN_CFLAGS) -D_POSIX_C_SOURCE=200809L -O2 -g -MMD -MP
 
 HELPER_LIB_SRCS := addr.c prefix_table.c str_table.c escape.c msglog.c classmap.c \
                    protocol.c linereader.c watch.c
@@ -29,11 +28,11 @@ BENCH_TARGETS += bench-helper
 
 helper: $(HELPER_BIN)
 
-$(HELPER_OBJ)/%.o: $(HELPER_DIR)/%.c | $(STAMPS)/deps
+$(HELPER_OBJ)/%.o: $(HELPER_DIR)/%.c $(TOP)/mk/warnings.mk | $(STAMPS)/deps
 	@mkdir -p $(@D)
 	$(CC) $(HELPER_CFLAGS) -c -o $@ $<
 
-$(HELPER_OBJ)/test_%.o: $(HELPER_TDIR)/%.c | $(STAMPS)/deps
+$(HELPER_OBJ)/test_%.o: $(HELPER_TDIR)/%.c $(TOP)/mk/warnings.mk | $(STAMPS)/deps
 	@mkdir -p $(@D)
 	$(CC) $(HELPER_CFLAGS) -I$(HELPER_DIR) $$(pkg-config --cflags check) -c -o $@ $<
 
@@ -51,7 +50,7 @@ $(HELPER_CHECK_BIN): $(HELPER_OBJ)/test_check_helper.o $(HELPER_LIB)
 $(HELPER_BENCH_BIN): $(HELPER_OBJ)/test_bench_helper.o $(HELPER_LIB)
 	$(CC) -o $@ $^
 
-check-helper: $(HELPER_BIN) $(HELPER_CHECK_BIN) $(STAMPS)/squid
+check-helper: $(HELPER_BIN) $(HELPER_CHECK_BIN) $(STAMPS)/squid $(STAMPS)/tools
 	CK_DEFAULT_TIMEOUT=60 $(HELPER_CHECK_BIN)
 	$(HELPER_TDIR)/e2e.sh $(HELPER_BIN)
 	$(HELPER_TDIR)/conf-parse.sh $(PREFIX)/squid/sbin/squid $(HELPER_BIN)

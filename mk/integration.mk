@@ -2,19 +2,33 @@
 #   make check-integration      the tests listed in test/integration/passing.txt,
 #                               against build/squid/sbin/squid (built by `make squid`)
 #   make check-integration-all  every integration test (also those not passing yet)
-# Tests start Squid and scripts/origin on 127.0.0.1 only; temp dirs live in
+#   make check-integration-debug  the tests of passing.txt again, with Squid
+#                               loading the RS_DEBUG libreqsched (build/lib-debug/)
+# Tests start Squid and reqsched-origin (tools/) on 127.0.0.1 only; temp dirs live in
 # /tmp/rs-integration (RS_KEEP_TMP=1 keeps them for inspection).
 
 INTEGRATION_DIR    := $(TOP)/test/integration
-INTEGRATION_PYTEST := cd $(INTEGRATION_DIR) && RS_SQUID=$(BUILD)/squid/sbin/squid \
-                      timeout 900 python3 -m pytest -p no:cacheprovider -q -rfEs
+INTEGRATION_PYTEST  = cd $(INTEGRATION_DIR) && RS_SQUID=$(BUILD)/squid/sbin/squid \
+                      timeout 900 $(PYTHON) -m pytest -p no:cacheprovider -q -rfEs
 
-.PHONY: check-integration check-integration-all
+.PHONY: check-integration check-integration-all check-integration-debug
 
-CHECK_TARGETS += check-integration
+CHECK_TARGETS += check-integration check-integration-debug
 
-check-integration: squid $(STAMPS)/deps
+check-integration: squid $(STAMPS)/tools
 	$(INTEGRATION_PYTEST) $$(sed 's/#.*//' passing.txt)
 
-check-integration-all: squid $(STAMPS)/deps
+check-integration-all: squid $(STAMPS)/tools
 	$(INTEGRATION_PYTEST) .
+
+# The RS_DEBUG library checks the core's invariants after every public
+# operation and aborts naming the broken one; Squid runs with -N, so an
+# abort fails the test. Squid links libreqsched shared without an rpath:
+# LD_LIBRARY_PATH chooses the library (the harness appends build/lib after
+# the caller's path, reqsched_tools.paths.use_build_lib()), and ldd proves
+# which one Squid loads before the suite runs.
+check-integration-debug: squid $(STAMPS)/lib-debug $(STAMPS)/tools
+	export LD_LIBRARY_PATH=$(LIB_DEBUG_PREFIX)/lib; \
+	ldd $(BUILD)/squid/sbin/squid | grep -F '$(LIB_DEBUG_PREFIX)/lib/libreqsched.so' || \
+	{ echo "check-integration-debug: squid does not load the RS_DEBUG libreqsched"; exit 1; }; \
+	$(INTEGRATION_PYTEST) $$(sed 's/#.*//' passing.txt)

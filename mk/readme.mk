@@ -3,5 +3,5 @@
 .PHONY: check-readme
 CHECK_TARGETS += check-readme
 
-check-readme: $(STAMPS)/squid helper sim $(STAMPS)/deps
-	cd $(TOP) && python3 -m pytest -p no:cacheprovider -q test/readme
+check-readme: $(STAMPS)/squid helper sim $(STAMPS)/tools
+	cd $(TOP) && $(PYTHON) -m pytest -p no:cacheprovider -q test/readme

@@ -5,6 +5,7 @@
 #
 #   make squid        fetch, patch, bootstrap/configure when needed, build, install
 #   make check-squid  build and run Squid's unit tests that compile hooked files
+#                     and the ReqSched module's unit tests (patch 14)
 #
 # Stamps: the source is fetched once; a changed patch or series re-applies the
 # series (quilt pop -f/push) and rebuilds incrementally (make's dependency
@@ -41,7 +42,9 @@ $(STAMPS)/squid: $(STAMPS)/squid-configured $(STAMPS)/lib-abi
 	scripts/squid-build build $(SQUID_SRC)
 	@touch $@
 
+# the module's unit tests run against the installed libreqsched (found
+# through the exported LD_LIBRARY_PATH): run them again when it changes
 check-squid: $(STAMPS)/squid-check
-$(STAMPS)/squid-check: $(STAMPS)/squid
+$(STAMPS)/squid-check: $(STAMPS)/squid $(STAMPS)/lib
 	scripts/squid-build check $(SQUID_SRC)
 	@touch $@

@@ -1,6 +1,6 @@
 # mk/testbed.mk - the namespace testbed, log replay, report and origin server
-# (scripts/testbed, scripts/replay, scripts/report, scripts/origin; doc/testbed.md).
-#   make check-scripts   pytest unit tests: report maths, log parsers, scenarios, origin
+# (reqsched-testbed, -replay, -report, -origin of tools/, mk/tools.mk; doc/testbed.md).
+#   make check-scripts   pytest unit tests of tools/ (test/tools/): report maths, parsers, scenarios, origin
 #   make check-testbed   both checks below (~6.5 min)
 #   make check-testbed-admission  a short (~2 min) field-trial-shaped run (8 Mbit/s, see
 #                        test/testbed/check-field-trial.toml): msf/nopacing vs stock
@@ -11,8 +11,8 @@
 #                        results/field-trial-<timestamp>/
 #   make bench-testbed   origin server throughput (paced and unpaced)
 
-TESTBED        := $(TOP)/scripts/testbed
-TESTBED_PYTEST := python3 -m pytest -p no:cacheprovider -q
+TESTBED        := $(PREFIX)/bin/reqsched-testbed
+TESTBED_PYTEST  = $(PYTHON) -m pytest -p no:cacheprovider -q
 # make demo: 7 modes x DEMO_DURATION s (+ ~6 s start/stop each) ~ 5 minutes
 DEMO_DURATION  ?= 36
 DEMO_WARMUP    ?= 10
@@ -26,21 +26,21 @@ BENCH_TARGETS += bench-testbed
 .PHONY: check-scripts check-testbed check-testbed-admission check-testbed-pacing demo \
 	bench-testbed
 
-check-scripts: $(STAMPS)/deps
-	cd $(TOP) && $(TESTBED_PYTEST) test/scripts
+check-scripts: $(STAMPS)/tools
+	cd $(TOP) && $(TESTBED_PYTEST) test/tools
 
-check-testbed: squid $(STAMPS)/deps
+check-testbed: squid $(STAMPS)/tools
 	cd $(TOP) && $(TESTBED_PYTEST) -s test/testbed
 
-check-testbed-admission: squid $(STAMPS)/deps
+check-testbed-admission: squid $(STAMPS)/tools
 	cd $(TOP) && $(TESTBED_PYTEST) -s test/testbed/test_testbed.py
 
-check-testbed-pacing: squid $(STAMPS)/deps
+check-testbed-pacing: squid $(STAMPS)/tools
 	cd $(TOP) && $(TESTBED_PYTEST) -s test/testbed/test_byte_layer.py
 
 demo: all
 	$(TESTBED) run --scenario field-trial --modes $(DEMO_MODES) --duration $(DEMO_DURATION) \
 	    --warmup $(DEMO_WARMUP) --update-interval $(DEMO_INTERVAL)
 
-bench-testbed: $(STAMPS)/deps
-	python3 $(TOP)/test/testbed/bench_origin.py
+bench-testbed: $(STAMPS)/tools
+	$(PYTHON) $(TOP)/test/testbed/bench_origin.py

@@ -9,8 +9,9 @@ set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 SQUID=${1:-$TOP/build/squid/sbin/squid}
 HELPER=${2:-$TOP/build/bin/ext_reqsched_class_acl}
-for f in "$SQUID" "$HELPER" "$TOP/scripts/origin"; do
-	[ -x "$f" ] || { echo "squid-e2e: $f missing (make squid helper)" >&2; exit 1; }
+ORIGIN=$TOP/build/bin/reqsched-origin
+for f in "$SQUID" "$HELPER" "$ORIGIN"; do
+	[ -x "$f" ] || { echo "squid-e2e: $f missing (make squid helper tools)" >&2; exit 1; }
 done
 
 TMP=$(mktemp -d /tmp/rs-helper-squid-e2e.XXXXXX)
@@ -53,7 +54,7 @@ put_map() { printf '%s\n' "$@" > "$MAP.new" && chmod 644 "$MAP.new" && mv -f "$M
 put_map '127.0.0.2 gold' '127.0.0.3 silver' '127.0.0.0/24 bronze' 'default bronze'
 
 OPORT=$(free_port)
-"$TOP/scripts/origin" --listen "127.0.0.1:$OPORT" --max-runtime 300 --quiet \
+"$ORIGIN" --listen "127.0.0.1:$OPORT" --max-runtime 300 --quiet \
 	>"$TMP/origin.out" 2>&1 &
 ORIGIN_PID=$!
 wait_port "$OPORT" 15 || { fail "origin did not start"; exit 1; }

@@ -1,4 +1,4 @@
-"""pytest fixtures: one origin (scripts/origin) for the session, Squids and
+"""pytest fixtures: one origin (reqsched-origin) for the session, Squids and
 TCP streamers per test, all stopped at teardown (also on failure)."""
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -25,21 +26,21 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 class Origin:
-    """scripts/origin on 127.0.0.1:<free port>, with its access log."""
+    """reqsched-origin on 127.0.0.1:<free port>, with its access log."""
 
     def __init__(self, workdir: Path):
         self.port = h.free_port()
         self.log = workdir / "origin.log"
         self.out = open(workdir / "origin.out", "w")
         self.proc = subprocess.Popen(
-            [str(h.TOP / "scripts/origin"), "--listen", f"127.0.0.1:{self.port}",
+            [sys.executable, "-m", "reqsched_tools.origin", "--listen", f"127.0.0.1:{self.port}",
              "--access-log", str(self.log), "--hang-max", "120", "--max-runtime", "1800", "--quiet"],
             stdout=self.out, stderr=subprocess.STDOUT, start_new_session=True)
-        h.wait_until(self._up, 15, what="scripts/origin to listen")
+        h.wait_until(self._up, 15, what="reqsched-origin to listen")
 
     def _up(self) -> bool:
         if self.proc.poll() is not None:
-            raise AssertionError(f"scripts/origin exited {self.proc.returncode}")
+            raise AssertionError(f"reqsched-origin exited {self.proc.returncode}")
         import socket
         with socket.create_connection(("127.0.0.1", self.port), timeout=1):
             return True
@@ -181,7 +182,7 @@ class LoopbackServer:
 
 class Streamer(LoopbackServer):
     """A TCP server on 127.0.0.1 that sends `nbytes` to each connection, then closes.
-    (The CONNECT target: scripts/origin speaks HTTP, a tunnel needs raw bytes.)"""
+    (The CONNECT target: reqsched-origin speaks HTTP, a tunnel needs raw bytes.)"""
 
     def __init__(self, nbytes: int):
         self.nbytes = nbytes

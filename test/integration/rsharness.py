@@ -24,8 +24,12 @@ import time
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
+from reqsched_tools.mgrpage import MgrValue, parse_mgr_page
+from reqsched_tools.paths import use_build_lib
+
 TOP = Path(__file__).resolve().parents[2]
 SQUID_BIN = Path(os.environ.get("RS_SQUID", TOP / "build/squid/sbin/squid"))
+use_build_lib()
 # Optional share dir (errors/, icons/, mime.conf) for a Squid not installed
 # under its configured prefix (e.g. a stock binary used to develop the harness).
 SQUID_SHARE = os.environ.get("RS_SQUID_SHARE", "")
@@ -64,8 +68,10 @@ def wait_until(pred: Callable[[], bool], timeout: float, step: float = 0.1,
 # --------------------------------------------------------------------------
 @dataclasses.dataclass
 class Report:
-    glob: Dict[str, str]
-    classes: Dict[str, Dict[str, str]]
+    """The page as parse_mgr_page() reads it: numbers as floats, words as str;
+    classes by name."""
+    glob: Dict[str, MgrValue]
+    classes: Dict[str, Dict[str, MgrValue]]
     text: str
 
     def g(self, key: str) -> float:
@@ -76,24 +82,10 @@ class Report:
 
 
 def parse_report(text: str) -> Report:
-    glob: Dict[str, str] = {}
-    classes: Dict[str, Dict[str, str]] = {}
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or ":" not in line:
-            continue
-        key, _, val = line.partition(":")
-        key, val = key.strip(), val.strip()
-        if key == "class":
-            fields = dict(kv.split("=", 1) for kv in val.split() if "=" in kv)
-            if "name" not in fields:
-                raise ValueError(f"class line without name=: {line!r}")
-            classes[fields["name"]] = fields
-        else:
-            glob[key] = val
-    if "W" not in glob:
+    page = parse_mgr_page(text)
+    if "W" not in page["global"]:
         raise ValueError(f"report page has no 'W:' line:\n{text[:500]}")
-    return Report(glob, classes, text)
+    return Report(page["global"], {str(c["name"]): c for c in page["classes"]}, text)
 
 
 # --------------------------------------------------------------------------

@@ -4,7 +4,7 @@ request_sched_long_transfer.  Squid reads each scheduled server connection
 and clamps its TCP receive window to rs_flow_clamp().
 
 Every test starts its own Squid on 127.0.0.1 with classes gold 3 (GOLD_SRC)
-and bronze 1 (BRONZE_SRC); scripts/origin (one per session) and the
+and bronze 1 (BRONZE_SRC); reqsched-origin (one per session) and the
 Streamer (raw bytes for CONNECT) are the servers."""
 from __future__ import annotations
 
@@ -48,8 +48,8 @@ def balanced_and_closed(sq: h.Squid, timeout: float = 20) -> h.Report:
                 and rp.g("flows_waiting") == 0 and rp.g("released") == rp.g("ended"))
     wait_until(idle, timeout, what="W = 0, queued = 0, flows = 0 and released = ended")
     rp = sq.report()
-    for name, c in rp.classes.items():
-        assert c["flows"] == "0" and c["outstanding"] == "0", rp.text
+    for name in rp.classes:
+        assert rp.c(name, "flows") == 0 and rp.c(name, "outstanding") == 0, rp.text
     return rp
 
 

@@ -1,6 +1,6 @@
 """Behaviour of the patched Squid with request scheduling (issue 3, tests 1-8
 and `request_scheduler off`).  Every test starts its own Squid on 127.0.0.1;
-scripts/origin (one per session) is the origin server; clients are raw
+reqsched-origin (one per session) is the origin server; clients are raw
 sockets bound to 127.0.0.x source addresses (one address = one user)."""
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def assert_balanced(rp: h.Report) -> None:
     assert rp.g("released") == rp.g("ended"), f"released != ended when idle:\n{rp.text}"
     for name, c in rp.classes.items():
         # no user, queue entry or slot may outlive its requests
-        assert c["users"] == "0" and c["queued"] == "0" and c["outstanding"] == "0", \
+        assert c["users"] == 0 and c["queued"] == 0 and c["outstanding"] == 0, \
             f"class {name} not idle:\n{rp.text}"
         assert c["released"] == c["ended"], f"class {name}: released != ended:\n{rp.text}"
 

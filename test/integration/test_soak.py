@@ -249,7 +249,7 @@ def test_chaos_mix_stays_balanced(squid_factory, origin, streamer_factory):
     print(f"chaos page: {rp.glob}", file=sys.stderr)
     assert rp.g("released") == rp.g("ended"), rp.text
     for name, c in rp.classes.items():
-        assert c["users"] == "0" and c["outstanding"] == "0" and c["released"] == c["ended"], rp.text
+        assert c["users"] == 0 and c["outstanding"] == 0 and c["released"] == c["ended"], rp.text
     assert counts["connect-error"] == 0
     assert counts["burst-503"] >= 1 and rp.g("rejected") >= counts["burst-503"], dict(counts)
     assert http_get(sq.port, origin.url("/chaos/after", size=1000)).ok

@@ -3,7 +3,7 @@
 Fenced blocks of the README are checked by their info string:
   sh     each line is a command. `make TARGET...` must name targets the
          Makefile defines (CI itself runs `make check`; `make demo` runs the
-         same `scripts/testbed run` code as check-testbed). `scripts/testbed
+         same `reqsched-testbed run` code as check-testbed). `build/bin/reqsched-testbed
          run` commands run shortened (--duration, plots off); every other
          command runs as written and must exit 0.
   conf   a squid.conf fragment: `squid -k parse` with the patched Squid must
@@ -23,13 +23,15 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from reqsched_tools.paths import use_build_lib
 
 TOP = Path(__file__).resolve().parents[2]
 BUILD = TOP / "build"
 SQUID = BUILD / "squid" / "sbin" / "squid"
+use_build_lib()
 HELPER = BUILD / "bin" / "ext_reqsched_class_acl"
 FENCE = re.compile(r"^```([\w-]*)\n(.*?)^```", re.S | re.M)
-# Appended to `scripts/testbed run` so the README's runs take seconds, not minutes.
+# Appended to `reqsched-testbed run` so the README's runs take seconds, not minutes.
 TESTBED_SHORT = ["--duration", "12", "--warmup", "2", "--no-plots"]
 
 
@@ -68,7 +70,7 @@ def test_make_targets_exist(cmd: str) -> None:
 @pytest.mark.parametrize("cmd", [c for c in commands() if not c.startswith("make ")])
 def test_command_runs(cmd: str) -> None:
     argv = shlex.split(cmd)
-    if argv[:2] == ["scripts/testbed", "run"]:
+    if argv[:2] == ["build/bin/reqsched-testbed", "run"]:
         argv += TESTBED_SHORT
     with tempfile.TemporaryDirectory(prefix="rs-readme-") as tmp:
         argv = [a.replace("/tmp/", tmp + "/") for a in argv]

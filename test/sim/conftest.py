@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 TOP = Path(__file__).resolve().parents[2]
-SIM = TOP / "scripts" / "sim"
 ENGINE = Path(os.environ.get("RS_SIM_ENGINE", TOP / "build" / "bin" / "rs-sim"))
 SEED = os.environ.get("RS_SIM_SEED", "1")     # the scenario tests' seed
 
@@ -19,13 +18,13 @@ _cache: dict[str, dict[str, Any]] = {}
 
 
 def run_scenario(name: str, tmp: Path) -> dict[str, Any]:
-    """Run scripts/sim --scenario NAME --json and return the document."""
+    """Run reqsched-sim --scenario NAME --json and return the document."""
     if name not in _cache:
         out = tmp / f"{name}.json"
-        p = subprocess.run([sys.executable, str(SIM), "--scenario", name, "--json",
+        p = subprocess.run([sys.executable, "-m", "reqsched_tools.sim", "--scenario", name, "--json",
                             str(out), "--quiet", "--engine", str(ENGINE), "--seed", SEED],
                            capture_output=True, text=True, check=False, timeout=300)
-        assert p.returncode == 0, f"scripts/sim {name} failed:\n{p.stdout}\n{p.stderr}"
+        assert p.returncode == 0, f"reqsched-sim {name} failed:\n{p.stdout}\n{p.stderr}"
         _cache[name] = json.loads(out.read_text())
     return _cache[name]
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from reqsched_tools.scenario import POLICIES
 
 BASE = """seed 3
 link_bps 8000
@@ -134,7 +137,7 @@ def test_reweight_swaps_shares(engine: Path) -> None:
     assert [c["weight"] for c in res["classes"]] == [1, 2, 4]
 
 
-@pytest.mark.parametrize("policy", ["msf", "rfq", "drr"])
+@pytest.mark.parametrize("policy", POLICIES)
 @pytest.mark.parametrize("window", ["wrc-mult", "wrc-aimd", "rtc", "fixed 5"])
 @pytest.mark.parametrize("sff", [0, 1])
 def test_stress_counts_agree(engine: Path, policy: str, window: str, sff: int) -> None:
@@ -152,9 +155,7 @@ def test_stress_counts_agree(engine: Path, policy: str, window: str, sff: int) -
 
 
 def test_plot_option_writes_pngs(tmp_path: Path, engine: Path) -> None:
-    import sys
-    sim = Path(__file__).resolve().parents[2] / "scripts" / "sim"
-    p = subprocess.run([sys.executable, str(sim), "--scenario", "fig8", "--quiet",
+    p = subprocess.run([sys.executable, "-m", "reqsched_tools.sim", "--scenario", "fig8", "--quiet",
                         "--engine", str(engine), "--plot", str(tmp_path)],
                        capture_output=True, text=True, check=False, timeout=120)
     assert p.returncode == 0, p.stderr

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark scripts/origin on loopback: unpaced throughput of one connection,
+"""Benchmark reqsched-origin on loopback: unpaced throughput of one connection,
 and N paced connections (does the origin keep their rates, at what CPU cost)."""
 import asyncio
 import os
@@ -54,7 +54,7 @@ async def bench(port, pid):
 def main():
     with tempfile.TemporaryDirectory() as d:
         pf = os.path.join(d, "port")
-        p = subprocess.Popen([sys.executable, os.path.join(TOP, "scripts", "origin"),
+        p = subprocess.Popen([sys.executable, "-m", "reqsched_tools.origin",
                               "--port", "0", "--port-file", pf, "--max-runtime", "120",
                               "--quiet"])
         try:

@@ -1,4 +1,4 @@
-"""Shared runner of the testbed checks: scripts/testbed on a spec, in a temporary
+"""Shared runner of the testbed checks: reqsched-testbed on a spec, in a temporary
 run directory, returning the report per mode and the modes that did not run."""
 import json
 import os
@@ -9,7 +9,7 @@ import tempfile
 import pytest
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-TESTBED = os.path.join(TOP, "scripts", "testbed")
+TESTBED = os.path.join(TOP, "build", "bin", "reqsched-testbed")
 SQUID = os.path.join(TOP, "build", "squid", "sbin", "squid")
 HERE = os.path.dirname(os.path.abspath(__file__))
 

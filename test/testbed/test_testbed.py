@@ -6,7 +6,7 @@ not the testbed, must make the difference. This checks the admission layer alone
 - msf/nopacing: every class share within 15% of its weight share (4:2:1), link
   utilization >= 0.90;
 - stock: the shares are NOT 4:2:1 (some class more than 15% off);
-- the report JSON is complete (every DESIGN.md section 7 field, timeline with W+).
+- the report JSON is complete (every field of doc/report-json.md, timeline with W+).
 Needs root and build/squid/sbin/squid (make squid).
 """
 import json
@@ -18,7 +18,7 @@ import tempfile
 import pytest
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-TESTBED = os.path.join(TOP, "scripts", "testbed")
+TESTBED = os.path.join(TOP, "build", "bin", "reqsched-testbed")
 SQUID = os.path.join(TOP, "build", "squid", "sbin", "squid")
 SPEC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check-field-trial.toml")
 DURATION = 55
@@ -40,7 +40,7 @@ def report():
                             "--duration", str(DURATION), "--warmup", "15",
                             "--update-interval", "2", "--out", out, "--no-plots"],
                            timeout=DURATION * 2 + 240)
-        assert p.returncode == 0, f"scripts/testbed failed ({p.returncode}); see {out}"
+        assert p.returncode == 0, f"reqsched-testbed failed ({p.returncode}); see {out}"
         with open(os.path.join(out, "report.json"), encoding="utf-8") as f:
             data = {r["mode"]: r for r in json.load(f)}
         yield data

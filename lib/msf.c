@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * msf.c - the minimum-service-first arbiter of MSF-RS (Computer Networks
+ * 2008, Eq. 1, Fig. 3/4): service counters and the class heaps, shared
+ * with rfq (rfq.c), which only normalizes differently:
+ *
+ *   msf: SC_i += L / (w_i * UC_i)        rfq: SC_i += L / w_i
+ *
+ * The selection takes the class with the minimum SC among classes with
+ * queued requests (the "ready" heap); ties go to the largest w_i * UC_i.
+ * A class that becomes active (UC_i 0 -> 1) restarts at the minimum SC of
+ * the active classes (the "active" heap, UC > 0); when every class is idle
+ * all SCs are reset to 0 (lazily: sc_epoch changes and stale SCs read 0).
+ *
+ * Byte events only add to sc_pending and put the class on the dirty list
+ * (O(1), no allocation); the pending bytes are folded into SC before any
+ * decision that reads SC and before UC changes, so the result is the same
+ * as updating SC on every byte event.
+ */
+#include "internal.h"
+
+static double divisor(const struct rs_sched *s, const struct rs_class *c)
+{
+	if (s->pol->per_user)
+		return c->weight * (c->uc ? c->uc : 1);
+	return c->weight;
+}
+
+/*
+ * The heap code below is written once for both heaps and inlined with a
+ * constant `ready` (true: ready heap, false: active heap), so that the
+ * heap, its tie break and the position field are known at compile time.
+ *
+ * It deliberately does not reuse the generic sift code of heap.h (items
+ * compared through an ops table by looking up each class): entries carry
+ * a copy of their key, so a sift reads one array and never the classes,
+ * and the inlined constant tie break replaces the indirect call. That
+ * specialization was measured (doc/lib.md, Benchmark); only the storage
+ * (heap.c) is shared.
+ */
+#define RS_HOT static inline __attribute__((always_inline))
+
+RS_HOT struct rs_kheap *kheap(struct rs_sched *s, bool ready)
+{
+	return ready ? &s->ready : &s->active;
+}
+
+RS_HOT bool kless(bool ready, const struct rs_kent *a, const struct rs_kent *b)
+{
+	if (a->sc != b->sc)
+		return a->sc < b->sc;
+	if (ready && a->wuc != b->wuc)
+		return a->wuc > b->wuc;
+	return a->c < b->c;
+}
+
+RS_HOT void kset(struct rs_sched *s, bool ready, uint32_t pos,
+		 const struct rs_kent *e)
+{
+	kheap(s, ready)->ent[pos] = *e;
+	if (ready)
+		s->cls[e->c].hpos_ready = pos;
+	else
+		s->cls[e->c].hpos_active = pos;
+}
+
+RS_HOT uint32_t ksift_up(struct rs_sched *s, bool ready, uint32_t pos,
+			 const struct rs_kent *e)
+{
+	struct rs_kent *ent = kheap(s, ready)->ent;
+
+	while (pos > 0) {
+		uint32_t parent = (pos - 1) / 2;
+
+		if (!kless(ready, e, &ent[parent]))
+			break;
+		kset(s, ready, pos, &ent[parent]);
+		pos = parent;
+	}
+	kset(s, ready, pos, e);
+	return pos;
+}
+
+RS_HOT void ksift_down(struct rs_sched *s, bool ready, uint32_t pos,
+		       const struct rs_kent *e)
+{
+	struct rs_kheap *h = kheap(s, ready);
+
+	for (;;) {
+		uint32_t child = 2 * pos + 1;
+
+		if (child >= h->n)
+			break;
+		if (child + 1 < h->n &&
+		    kless(ready, &h->ent[child + 1], &h->ent[child]))
+			child++;
+		if (!kless(ready, &h->ent[child], e))
+			break;
+		kset(s, ready, pos, &h->ent[child]);
+		pos = child;
+	}
+	kset(s, ready, pos, e);
+}
+
+RS_HOT struct rs_kent key_of(const struct rs_sched *s, uint32_t c)
+{
+	const struct rs_class *k = &s->cls[c];
+	struct rs_kent e = { k->sc, k->weight * k->uc, c };
+
+	return e;
+}
+
+/* Refresh the key of the entry of class c at pos from the class and
+ * restore order (c is passed: no dependent load of the entry first). */
+RS_HOT void kfix(struct rs_sched *s, bool ready, uint32_t pos, uint32_t c)
+{
+	struct rs_kent e = key_of(s, c);
+
+	/* a smaller key can only rise, a larger one only sink: one sift */
+	if (kless(ready, &e, &kheap(s, ready)->ent[pos]))
+		ksift_up(s, ready, pos, &e);
+	else
+		ksift_down(s, ready, pos, &e);
+}
+
+RS_HOT void kpush(struct rs_sched *s, bool ready, uint32_t c)
+{
+	struct rs_kent e = key_of(s, c);
+
+	ksift_up(s, ready, kheap(s, ready)->n++, &e);
+}
+
+RS_HOT void kremove(struct rs_sched *s, bool ready, uint32_t pos)
+{
+	struct rs_kheap *h = kheap(s, ready);
+	struct rs_kent last = h->ent[--h->n];
+
+	if (ready)
+		s->cls[h->ent[pos].c].hpos_ready = RS_NIL;
+	else
+		s->cls[h->ent[pos].c].hpos_active = RS_NIL;
+	if (pos == h->n)
+		return;
+	if (ksift_up(s, ready, pos, &last) == pos)
+		ksift_down(s, ready, pos, &last);
+}
+
+/* Class c has queued requests: it enters the ready heap. */
+void rs_sc_ready(struct rs_sched *s, uint32_t c)
+{
+	rs_sc_flush(s);
+	kpush(s, true, c);
+}
+
+void rs_sc_empty(struct rs_sched *s, uint32_t c)
+{
+	if (s->cls[c].hpos_ready != RS_NIL)
+		kremove(s, true, s->cls[c].hpos_ready);
+}
+
+/* The class with the minimum SC among those with queued requests. */
+uint32_t rs_sc_pick(struct rs_sched *s)
+{
+	rs_sc_flush(s);
+	return rs_kheap_top(&s->ready);
+}
+
+/* SC grew: only the ready heap is fixed now (the active heap is lazy). */
+static void refix(struct rs_sched *s, uint32_t c)
+{
+	struct rs_class *k = &s->cls[c];
+
+	if (k->hpos_ready != RS_NIL)
+		kfix(s, true, k->hpos_ready, c);
+}
+
+/* Class c leaves the pool (its SC changed, or it went idle); an active
+ * class goes into the active heap keyed by pool_sc, its SC before the
+ * change (<= its SC, as the lazy heap requires). */
+static void pool_leave(struct rs_sched *s, uint32_t c)
+{
+	struct rs_class *k = &s->cls[c];
+	struct rs_kent e = { s->pool_sc, 0, c };
+	uint32_t pos = k->hpos_active;
+
+	k->in_pool = 0;
+	s->pool_n--;
+	if (k->uc == 0)
+		return;
+	if (pos == RS_NIL)
+		ksift_up(s, false, s->active.n++, &e);
+	else if (ksift_up(s, false, pos, &e) == pos)	/* an old entry */
+		ksift_down(s, false, pos, &e);
+}
+
+static void flush_class(struct rs_sched *s, uint32_t c)
+{
+	struct rs_class *k = &s->cls[c];
+
+	if (!k->sc_pending)
+		return;
+	k->sc += (double)k->sc_pending / divisor(s, k);
+	k->sc_pending = 0;
+	if (k->in_pool)
+		pool_leave(s, c);
+	refix(s, c);
+}
+
+void rs_sc_flush(struct rs_sched *s)
+{
+	while (s->ndirty) {
+		uint32_t c = s->dirty[--s->ndirty];
+
+		s->cls[c].dirty = 0;
+		flush_class(s, c);
+	}
+}
+
+/* Value of SC as if every byte had been applied (for statistics). */
+double rs_sc_value(const struct rs_sched *s, uint32_t c)
+{
+	const struct rs_class *k = &s->cls[c];
+
+	if (k->sc_epoch != s->sc_epoch)
+		return 0;
+	return k->sc + (double)k->sc_pending / divisor(s, k);
+}
+
+/*
+ * The minimum SC of the active classes, for a class that becomes active.
+ *
+ * Pool: a class that becomes active starts at the minimum SC; it joins
+ * the pool of such classes (pool_n of them, all with SC == pool_sc) and
+ * leaves it, into the active heap, when its SC changes or it goes idle.
+ * While the pool is not empty, pool_sc is the minimum: every other active
+ * class had an SC >= the minimum when pool_sc was taken, and SCs only grow
+ * while a class is active. So activations cost no heap operation.
+ *
+ * Active heap, used when the pool is empty, and lazy: SCs only grow
+ * while a class is active, so an entry is not fixed when its class's SC
+ * grows and not removed when the class goes idle. Invariant: every class
+ * with UC > 0 outside the pool has an entry whose key is <= its SC;
+ * entries of idle classes and stale entries of pooled classes may
+ * remain (a class leaving the pool fixes its entry). With the pool empty
+ * the minimum SC of the active classes is the key of the top entry once
+ * the top belongs to an active class and its key is up to date.
+ */
+static double active_min_sc(struct rs_sched *s)
+{
+	for (;;) {
+		const struct rs_kent *top = &s->active.ent[0];
+		const struct rs_class *k = &s->cls[top->c];
+
+		if (k->uc == 0)
+			kremove(s, false, 0);	/* idle: drop the entry */
+		else if (top->sc != k->sc)
+			kfix(s, false, 0, top->c);	/* SC grew since */
+		else
+			return top->sc;
+	}
+}
+
+/* Class c becomes active (UC 0 -> 1). */
+static void activate(struct rs_sched *s, uint32_t c)
+{
+	struct rs_class *k = &s->cls[c];
+
+	rs_sc_flush(s);
+	/* MSF-RS Fig. 3: if (UC_i = 0) SC_i <- GetMinSC() */
+	if (s->pool_n)
+		k->sc = s->pool_sc;
+	else if (s->nactive)
+		k->sc = active_min_sc(s);
+	else
+		k->sc = 0;
+	k->sc_pending = 0;
+	k->sc_epoch = s->sc_epoch;
+	s->pool_sc = k->sc;
+	s->pool_n++;
+	k->in_pool = 1;
+	s->nactive++;
+}
+
+/* UC of class c is about to change by one: a class becoming active
+ * restarts its SC, else its pending bytes are folded with the old UC. The
+ * heaps are fixed once, by rs_sc_users_changed(), right after. */
+void rs_sc_users_changing(struct rs_sched *s, uint32_t c)
+{
+	struct rs_class *k = &s->cls[c];
+
+	if (k->uc == 0) {
+		activate(s, c);
+		return;
+	}
+	if (!k->sc_pending)
+		return;
+	k->sc += (double)k->sc_pending / divisor(s, k);
+	k->sc_pending = 0;
+}
+
+/* Called after UC changed. */
+void rs_sc_users_changed(struct rs_sched *s, uint32_t c)
+{
+	struct rs_class *k = &s->cls[c];
+
+	if (k->in_pool && (k->uc == 0 || k->sc != s->pool_sc))
+		pool_leave(s, c);
+	if (k->uc == 0 && --s->nactive == 0)
+		s->sc_epoch++;	/* all idle: every SC resets to 0 */
+	if (k->hpos_ready != RS_NIL)
+		kfix(s, true, k->hpos_ready, c);
+}
+
+/* rs_reconfigure(): the classes were renewed with their UC and no heap
+ * entry. A class active before keeps its SC, one that becomes active
+ * starts at the minimum SC of those; the active heap is built anew. */
+void rs_sc_rebuild(struct rs_sched *s)
+{
+	double min_sc = 0;
+	bool any = false;
+	uint32_t c;
+
+	for (c = 0; c < s->ncls; c++) {
+		struct rs_class *k = &s->cls[c];
+
+		if (k->uc && k->sc_epoch == s->sc_epoch &&
+		    (!any || k->sc < min_sc)) {
+			min_sc = k->sc;
+			any = true;
+		}
+	}
+	for (c = 0; c < s->ncls; c++) {
+		struct rs_class *k = &s->cls[c];
+
+		if (!k->uc)
+			continue;
+		if (k->sc_epoch != s->sc_epoch) {
+			k->sc = any ? min_sc : 0;
+			k->sc_epoch = s->sc_epoch;
+		}
+		kpush(s, false, c);
+		s->nactive++;
+	}
+	if (!s->nactive)
+		s->sc_epoch++;
+}
+
+const struct rs_policy_ops rs_msf_ops = {
+	.name = "msf",
+	.per_user = true,	/* SC_i += L / (w_i * UC_i) */
+	RS_SC_OPS,
+};

@@ -1,1 +1,0 @@
-"""Shared code of the reqsched testbed tools (scripts/testbed, replay, report)."""

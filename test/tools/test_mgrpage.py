@@ -1,0 +1,55 @@
+"""The request_sched cache manager page: numbers as floats, words and class
+names as strings, unknown keys kept, lines without a colon ignored."""
+from reqsched_tools.mgrpage import parse_mgr_page
+
+
+def test_mgr_page():
+    page = """reqsched: on
+policy: msf
+W: 3
+W_max: 4.50
+U: 0.975
+class: name=gold weight=4 users=2 queued=5 outstanding=2 service=1.5 bytes=100 throughput_bps=800
+class: name=bronze weight=1 users=0 queued=0 outstanding=0 service=0.000 bytes=0 throughput_bps=0
+garbage without colon
+"""
+    d = parse_mgr_page(page)
+    assert d["global"]["W"] == 3 and d["global"]["W_max"] == 4.5 and d["global"]["U"] == 0.975
+    assert d["global"]["policy"] == "msf"
+    assert [c["name"] for c in d["classes"]] == ["gold", "bronze"]
+    assert d["classes"][0]["queued"] == 5
+
+
+def test_mgr_page_class_names_stay_strings():
+    d = parse_mgr_page("W: 0\nclass: name=2024 weight=1 queued=0\n")
+    assert d["classes"] == [{"name": "2024", "weight": 1.0, "queued": 0.0}]
+
+
+def test_mgr_page_byte_layer_keys_parse_tolerantly():
+    page = """reqsched: on
+W: 2
+W_max: 3.00
+U: 0.981
+link_counter: iface wan0 rx
+link_source: counter
+link_counter_state: ok
+link_bytes: 500000
+proxied_bytes: 400000
+exceptive_bytes: 100000
+interval_s: 2.000
+pace_bps: 1550000
+flows: 7
+flows_waiting: 2
+window_bytes: 48000
+long_transfers: 3
+some_future_key: 17
+class: name=gold weight=4 users=2 queued=0 outstanding=1 bytes=9 flows=4 share_bps=1200000.5
+"""
+    d = parse_mgr_page(page)
+    g = d["global"]
+    assert g["link_counter"] == "iface wan0 rx" and g["link_counter_state"] == "ok"
+    assert (g["link_bytes"], g["exceptive_bytes"], g["interval_s"]) == (500000, 100000, 2.0)
+    assert (g["pace_bps"], g["flows"], g["window_bytes"], g["long_transfers"]) == \
+        (1550000, 7, 48000, 3)
+    assert g["some_future_key"] == 17
+    assert d["classes"][0]["flows"] == 4 and d["classes"][0]["share_bps"] == 1200000.5
