@@ -1,9 +1,13 @@
 # reqsched top-level Makefile. Entry points (README, "The two commands"):
-#   make          install build dependencies, build libreqsched, the helper
-#                 and the patched Squid into build/
-#   make check    all of the above, then every test
-#   make demo     the field-trial scenario on the testbed, all modes
+#   make deps     install the Debian and Python packages needed to build and
+#                 test (scripts/install-deps; idempotent, needs root or sudo)
+#   make          build libreqsched, the helper and the patched Squid into
+#                 build/ (never installs packages: fails and says to run
+#                 `make deps` when one is missing)
+#   make check    make deps, all of the above, then every test
+#   make demo     make deps, all, then the field-trial scenario on the testbed
 #   make bench    the benchmarks
+#   make deb, make check-deb   Debian packages and their install test (mk/deb.mk)
 # Each component contributes its targets from mk/<component>.mk by appending
 # to ALL_TARGETS, CHECK_TARGETS, BENCH_TARGETS.
 TOP     := $(CURDIR)
@@ -25,21 +29,29 @@ CHECK_TARGETS :=
 BENCH_TARGETS :=
 
 .PHONY: all check demo bench deps clean
-all: deps
+all:
 
-deps: $(STAMPS)/deps
-$(STAMPS)/deps: scripts/install-deps mk/apt-packages.txt mk/python-packages.txt
-	@mkdir -p $(STAMPS)
+# `make deps` installs; $(STAMPS)/deps, which the build steps depend on, only
+# checks (scripts/install-deps --check) and fails naming what is missing.
+# `make check` and `make demo` install first: under -j the check waits for it.
+deps:
 	scripts/install-deps
-	@touch $@
+	@mkdir -p $(STAMPS) && touch $(STAMPS)/deps
+$(STAMPS)/deps: scripts/install-deps mk/apt-packages.txt mk/python-packages.txt
+	@scripts/install-deps --check
+	@mkdir -p $(STAMPS) && touch $@
+ifneq ($(filter check demo check-deb,$(MAKECMDGOALS)),)
+$(STAMPS)/deps: | deps
+endif
 
 include mk/warnings.mk
 include $(sort $(filter-out mk/warnings.mk,$(wildcard mk/*.mk)))
 
 all: $(ALL_TARGETS)
-check: all $(CHECK_TARGETS)
+check: deps all $(CHECK_TARGETS)
 	@echo "make check: all test suites passed"
 bench: all $(BENCH_TARGETS)
+demo: deps
 
 clean:
 	rm -rf $(BUILD)
