@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # reqsched top-level Makefile. Entry points (README, "The two commands"):
 #   make deps     install the Debian and Python packages needed to build and
 #                 test (scripts/install-deps; idempotent, needs root or sudo)

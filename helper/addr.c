@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* addr.c - parse addresses and CIDR prefixes into left-aligned 128-bit keys. */
 #include "addr.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* addr.h - IPv4/IPv6 addresses and CIDR prefixes as left-aligned 128-bit keys.
  *
  * An IPv4 address occupies the top 32 bits of .hi (so 10.0.0.0/8 and

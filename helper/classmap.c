@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* classmap.c - parse the mapping file and look keys up. */
 #include "classmap.h"
 

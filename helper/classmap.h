@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* classmap.h - the mapping file: client key -> reqsched class name.
  *
  * File format (one entry per line, '#' starts a comment anywhere):

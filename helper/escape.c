@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* escape.c - RFC 1738 %XX decoding. */
 #include "escape.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* escape.h - RFC 1738 %XX decoding of helper input tokens and mapping keys. */
 #ifndef RS_HELPER_ESCAPE_H
 #define RS_HELPER_ESCAPE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* linereader.c - bounded line reader over a file descriptor. */
 #include "linereader.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* linereader.h - bounded line reader over a file descriptor.
  *
  * Memory stays at one fixed buffer whatever Squid sends: a line longer than

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* main.c - ext_reqsched_class_acl: Squid external ACL helper that maps a
  * client key (address, login) to a reqsched class.
  *

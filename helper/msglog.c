@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* msglog.c - capped "file:line: message" reports. */
 #include "msglog.h"
 

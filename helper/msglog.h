@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* msglog.h - "file:line: message" reports with a cap per load, so a
  * 100,000-line file full of mistakes cannot flood cache.log. */
 #ifndef RS_HELPER_MSGLOG_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* prefix_table.c - longest-prefix match over sorted per-length tables. */
 #include "prefix_table.h"
 

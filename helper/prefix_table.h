@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* prefix_table.h - longest-prefix match over sorted per-length tables.
  *
  * All entries of one family live in one array sorted by (len descending,

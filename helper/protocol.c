@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* protocol.c - Squid external ACL helper protocol (request and reply lines). */
 #include "protocol.h"
 

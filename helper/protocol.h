@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* protocol.h - Squid external ACL helper protocol (request and reply lines).
  *
  * Request:  [channel-ID] KEY [more tokens ...]\n

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* str_table.c - string -> unsigned value hash table (open addressing). */
 #include "str_table.h"
 

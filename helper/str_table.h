@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* str_table.h - string -> unsigned value hash table (open addressing).
  *
  * Used for login names (value = class index) and for interning class names

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* watch.c - reload the mapping file when it changes. */
 #include "watch.h"
 

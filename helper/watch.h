@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* watch.h - reload the mapping file when it changes.
  *
  * The file is stat()ed at most once per interval (checked when a batch of

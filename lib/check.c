@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * check.c - the core's invariants, checked after every public operation
  * in a debug build (-DRS_DEBUG; rs_check() is empty otherwise). A

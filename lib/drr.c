@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * drr.c - RQS release proportion controller (RPC): deficit round robin over
  * the ESTIMATED response sizes of queued requests, with the compensation of

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * estimator.c - RQS response recorder (RR): response size, transmission
  * rate and Delay_resp learned from history, in bounded memory.

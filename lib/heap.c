@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * heap.c - storage of the heaps: the request heaps of heap.h (rtc) and
  * the class heaps of msf.c. Only the storage is shared: the sift code

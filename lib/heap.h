@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * heap.h - binary min-heap of uint32 items with back-pointers, inlined so
  * that the comparison of each heap (a constant ops table) is inlined too.

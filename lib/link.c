@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * link.c - the link source: U and the pacer's rate from the proxy's own
  * bytes (RS_LINK_PROXIED) or from a counter of the whole downlink

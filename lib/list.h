@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * list.h - intrusive doubly linked lists of array elements, linked by
  * index (uint32_t, RS_NIL = none) rather than by pointer: the arrays are

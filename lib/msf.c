@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * msf.c - the minimum-service-first arbiter of MSF-RS (Computer Networks
  * 2008, Eq. 1, Fig. 3/4): service counters and the class heaps, shared

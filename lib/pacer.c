@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * pacer.c - the byte layer: flows, and a pacer that grants reads of
  * response bytes at rate R in weighted deficit round robin (a token bucket

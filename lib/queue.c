@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * queue.c - per-class sub-queues, the global FIFO of waiting requests, and
  * the release of a request out of them.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * reconfig.c - rs_reconfigure(): new configuration and class set, keeping
  * every queued and outstanding request.

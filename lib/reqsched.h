@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * reqsched.h - request scheduling for a proxy at the user side of a congested
  * access link (MSF-RS, FQRS, RQS, DRR-SFF).

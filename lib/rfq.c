@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * rfq.c - FQRS request-based fair queuing: the minimum-service-first
  * arbiter of msf.c with class-based normalization, SC_i += L / w_i (not

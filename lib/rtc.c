@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * rtc.c - RQS release-time controller (RTC, thesis Fig. 3) and the timing
  * half of the response recorder (RR, Fig. 5/8).

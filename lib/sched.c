@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * sched.c - scheduler instance, classes, request handles and the event
  * entry points of reqsched.h.

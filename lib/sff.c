@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * sff.c - DRR-SFF modifier: inside each class a priority group (users whose
  * recent service is below th) and a best-effort group, served by weighted

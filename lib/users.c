@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * users.c - the (class,user) table: ReqFromUser[j] of MSF-RS and the recent
  * service of DRR-SFF.

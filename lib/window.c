@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * window.c - when to release under a window: W <= W+, the release loop,
  * long transfers, slow start, the update interval (every controller), and

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * wrc_aimd.c - the window rate controller of FQRS (Eq. 4): the interval is
  * F * W+ completed responses, U the link bytes over its duration / C;

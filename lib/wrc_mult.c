@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * wrc_mult.c - the window rate controller of MSF-RS (Eq. 2-3): every
  * update interval T, with U = (S / T) / C measured by window.c,

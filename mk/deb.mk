@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # mk/deb.mk - Debian packages (scripts/build-deb, test/deb/, doc/debian.md).
 # Not part of make check: building Debian's squid takes about an hour on 2 cores.
 #   make deps-deb   packaging tools (mk/apt-packages-deb.txt) and the Build-Depends

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # mk/helper.mk - the external class helper ext_reqsched_class_acl (helper/),
 # its Check unit tests and end-to-end tests (test/helper/), its benchmark.
 #   make helper        build and install build/bin/ext_reqsched_class_acl

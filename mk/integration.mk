@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # mk/integration.mk - Squid integration tests (test/integration/, doc/integration.md).
 #   make check-integration      the tests listed in test/integration/passing.txt,
 #                               against build/squid/sbin/squid (built by `make squid`)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # libreqsched (lib/): autotools + libtool build installed into $(PREFIX),
 # Check unit tests and the ASan/UBSan randomized invariant test (test/lib/),
 # and the core benchmark.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # mk/readme.mk - the README's commands and configuration examples stay true
 # (test/readme/test_readme.py).
 .PHONY: check-readme

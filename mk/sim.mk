@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # mk/sim.mk - the discrete-event simulator (sim/: the engine in C; its scenario
 # driver is reqsched-sim of tools/, mk/tools.mk) and its tests (test/sim/).
 #   make sim         build build/bin/rs-sim against the installed libreqsched

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Patched Squid: Debian's squid 6.13-2+deb13u3 source package (Debian's own
 # patches applied) + our quilt series patches/squid-6.13/series, configured
 # with --enable-request-scheduler against libreqsched (pkg-config, via the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # mk/testbed.mk - the namespace testbed, log replay, report and origin server
 # (reqsched-testbed, -replay, -report, -origin of tools/, mk/tools.mk; doc/testbed.md).
 #   make check-scripts   pytest unit tests of tools/ (test/tools/): report maths, parsers, scenarios, origin

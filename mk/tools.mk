@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # mk/tools.mk - the Python package tools/ (reqsched_tools: testbed, replay,
 # report, origin, simulator driver), installed editable into a venv under
 # build/ (Debian 12 forbids pip into the system Python, PEP 668). The venv sees

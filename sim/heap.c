@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* heap.c - array binary heap; invariant: ev[i] <= ev[2i+1], ev[2i+2]. */
 #include <math.h>
 #include <stdlib.h>

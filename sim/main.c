@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * rs-sim - run one simulator spec: rs-sim SPEC|-  (result JSON on stdout).
  * Scenarios, tables and the report JSON are made by reqsched-sim (tools/).

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * rng.c - xoshiro256** (Blackman and Vigna) seeded with splitmix64.
  *

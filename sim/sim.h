@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * sim.h - the discrete-event simulator: clients, servers, the bottleneck
  * downlink (link.h) and libreqsched driving the release of requests.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * spec.c - parse a simulator run spec. One directive per line, '#' starts
  * a comment:

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # snmp-link-counter.sh - write the router's downlink byte counter into a file
 # for `request_sched_link_counter file PATH` (squid-conf/link-counter-snmp.conf).
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # install-test.sh DEBDIR  -- `make check-deb` (mk/deb.mk, doc/debian.md)
 #
 # Installs the packages of `make deb` (DEBDIR/reqsched/*.deb, DEBDIR/squid/*.deb)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Throughput of the built helper over a pipe, as Squid drives it with
 # concurrency: N requests with channel IDs against a 100,000-entry map.
 # usage: test/helper/bench-pipe.sh build/bin/ext_reqsched_class_acl [N]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* bench_helper.c - time to load a 100,000-entry mapping file and time per
  * lookup (IPv4 longest-prefix, IPv6, login). Prints one line per measure.
  * usage: bench_helper [ENTRIES] [LOOKUPS] */

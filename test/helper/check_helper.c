@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* check_helper.c - Check unit tests of the ext_reqsched_class_acl library:
  * address parsing, mapping file parsing, longest-prefix match (IPv4, IPv6),
  * logins, defaults, malformed lines, reload (also a failed one), protocol

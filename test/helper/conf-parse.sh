@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Parse every cookbook snippet in squid-conf/ with the patched Squid
 # (squid -k parse), each wrapped in a minimal config (http_port on 127.0.0.1,
 # pid and logs in a temp dir). Install paths in the snippets (/usr/lib/squid,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # End-to-end test of the built ext_reqsched_class_acl over stdin/stdout, the
 # way Squid drives it: replies with and without channel IDs, BH on garbage,
 # a very long line, pipelined requests, reload on change, a failed reload

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Integration test of ext_reqsched_class_acl through the patched Squid, with
 # the documented pattern (helper in http_access, tag ACLs in
 # request_sched_access): users from 127.0.0.2/.3/.4 land in the classes the

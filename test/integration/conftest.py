@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """pytest fixtures: one origin (reqsched-origin) for the session, Squids and
 TCP streamers per test, all stopped at teardown (also on failure)."""
 from __future__ import annotations

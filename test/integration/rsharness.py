@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Harness for reqsched's Squid integration tests.
 
 Starts the patched Squid (build/squid/sbin/squid, or $RS_SQUID) in the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """request_sched_link_counter (patch 09): the scheduler measures U on the
 whole link from a cumulative byte counter (a file written by a poller, or a
 local interface), so traffic that bypasses Squid counts.

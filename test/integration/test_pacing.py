@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The byte layer (patches 10-12): request_sched_pacing and
 request_sched_long_transfer.  Squid reads each scheduled server connection
 (and every CONNECT tunnel's server side) only when libreqsched's pacer allows,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """9. `squid -k parse` accepts the contract grammar and rejects each bad
 configuration naming the offending line.  Every bad case is paired with the
 same file where only that line is correct, which must parse: so a rejection

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Behaviour of the patched Squid with request scheduling (issue 3, tests 1-8
 and `request_scheduler off`).  Every test starts its own Squid on 127.0.0.1;
 reqsched-origin (one per session) is the origin server; clients are raw

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """10. Soak: 20,000 requests, 10% random client aborts, 5% origin resets;
 afterwards W = 0, every released request ended, and Squid's RSS did not grow
 after a warm-up beyond noise.  Bounded: RS_SOAK_REQUESTS (default 20000),

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# SPDX-License-Identifier: BSD-2-Clause
+# SPDX-License-Identifier: GPL-2.0-or-later
 """call_cycles.py - the file-level call graph of lib/ must have no cycle.
 
 An edge a.c -> b.c means a function of a.c calls a function defined in

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* harness.h - shared helpers of the libreqsched Check tests. */
 #ifndef REQSCHED_TEST_HARNESS_H
 #define REQSCHED_TEST_HARNESS_H

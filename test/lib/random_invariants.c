@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * random_invariants.c - randomized test of libreqsched against a shadow
  * model of what the caller knows, over every policy and controller.

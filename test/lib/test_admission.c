@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_admission.c - long transfers leave the window; slow start per
  * round of responses (both only with cfg.pacing). Link 1,000,000 bytes/s,

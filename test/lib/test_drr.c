@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_drr.c - drr (RQS RPC), compensation, the size estimator and the
  * sff modifier, with hand-computed expectations. */
 #include "harness.h"

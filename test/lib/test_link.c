@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_link.c - the link source: exceptive bytes and rate, U from the
  * link counter, errors. Link 8 Mbit/s = 1,000,000 bytes/s, U+ = 0.98,

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_misuse.c - misuse returns an error and changes no counter. */
 #include "harness.h"
 

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_msf.c - msf / rfq selection and service counters, hand-computed. */
 #include <stdio.h>
 

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_pacer.c - flows and the pacer (token bucket + DRR), hand-computed.
  *

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_reconfig.c - rs_reconfigure, rs_expire, foreign bytes. */
 #include "harness.h"
 

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_rtc.c - RQS release-time controller, hand-computed timelines.
  * Link 1,000,000 bytes/s and U+ = 1: BW = 1e6 bytes/s when idle. */
 #include "harness.h"

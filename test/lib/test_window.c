@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_window.c - window controllers, hand-computed W+ sequences. */
 #include "harness.h"
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The README stays true: every command it shows is run here or by CI.
 
 Fenced blocks of the README are checked by their info string:

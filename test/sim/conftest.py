@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Shared fixtures for the simulator tests: paths and a cached scenario run."""
 from __future__ import annotations
 

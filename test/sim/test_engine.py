@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """End-to-end arithmetic of the engine: processor sharing, server caps and
 first-byte delays, checked against hand-computed completion times, plus
 determinism and the report JSON shape."""

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_link.c - unit tests of the simulator's fluid processor-sharing link,
  * event heap and random numbers. Each expectation is computed by hand in

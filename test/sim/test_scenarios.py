@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The papers' qualitative results, with honest tolerances."""
 from __future__ import annotations
 

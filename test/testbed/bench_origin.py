@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Benchmark reqsched-origin on loopback: unpaced throughput of one connection,
 and N paced connections (does the origin keep their rates, at what CPU cost)."""
 import asyncio

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Shared runner of the testbed checks: reqsched-testbed on a spec, in a temporary
 run directory, returning the report per mode and the modes that did not run."""
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The byte layer (request_sched_pacing on + request_sched_link_counter iface wan0
 rx) on short runs of the bufferbloat and cross-traffic scenarios (about 4.5
 minutes together). The bufferbloat assertions are the scenario targets

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """A short field-trial-shaped run on the namespace testbed (about 2 minutes; 8 Mbit/s
 so that enough responses are measured, see check-field-trial.toml): the scheduler,
 not the testbed, must make the difference. This checks the admission layer alone

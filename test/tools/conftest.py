@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """reqsched-origin on a free loopback port, for the tests that need a server."""
 import os
 import subprocess

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Log parsers: valid lines parse, malformed lines are skipped and counted."""
 import io
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The request_sched cache manager page: numbers as floats, words and class
 names as strings, unknown keys kept, lines without a colon ignored."""
 from reqsched_tools.mgrpage import parse_mgr_page

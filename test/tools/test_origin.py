@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """reqsched-origin on loopback: sizes, chunked, keep-alive, delay, pacing, reset, hang."""
 import socket
 import time

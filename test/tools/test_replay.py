@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The replay's size distributions and CONNECT tunnels (through a tiny CONNECT
 proxy in the test and the real origin on loopback)."""
 import asyncio

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """reqsched-report on a small hand-made run directory: every number checked."""
 import json
 import os

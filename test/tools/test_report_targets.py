@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The report's additions (small-object latency, queue delay, fair shares, cross
 traffic on/off periods, restart, byte layer, idle reference) and the targets, on
 hand-made run directories: every number checked."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Scenario files: every shipped scenario loads; modes parse; bad input is named."""
 import os
 

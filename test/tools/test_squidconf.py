@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """squid.conf of the modes: the byte layer on, off (/nopacing) and on a Squid
 without its directives; the CONNECT ACL; the tbf buffer limit."""
 from reqsched_tools import netns, scenario, squidconf

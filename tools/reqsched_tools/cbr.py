@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """On/off constant-bit-rate UDP cross traffic (MSF-RS §6, Table 1): from the
 servers to the clients, across the bottleneck but not through Squid.
 

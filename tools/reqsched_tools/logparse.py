@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Parsers for the logs the testbed reads. Malformed lines are skipped and
 counted, never fatal.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Report maths: percentiles, weighted max-min fair shares, Jain's index."""
 from __future__ import annotations
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Squid's cache manager page request_sched (README, "The report page"):
 "key: value" lines, then one "class: k=v k=v ..." line per class.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The testbed network: four namespaces per run, names prefixed by the run id.
 
   RUN-cli  lan0 10.10.0.2/16, one address per user 10.10.C.U (C = class 1.., U = user),

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """reqsched-origin: the reqsched testbed's origin HTTP/1.1 server.
 
 Serves synthetic objects whose size, first-byte delay and pacing are chosen

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Where the tools find what `make` built in the reqsched checkout.
 
 `make tools` installs this package editable from the checkout's tools/ (into

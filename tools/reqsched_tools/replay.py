@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Avalanche-style load through a proxy: emulated users, each bound to its own
 source address, fetching URLs backlogged (N parallel connections per user) or
 with exponential think times, during optional on/off phases.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """reqsched-report: table, report JSON and PNG plots from a testbed run directory.
 
   reqsched-report RUN_DIR [--json FILE] [--no-plots] [--quiet]

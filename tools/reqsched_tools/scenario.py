@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Scenario files (TOML or JSON) for the testbed: loading, defaults, validation.
 
 A scenario gives the link, the servers, the classes and their users, the object

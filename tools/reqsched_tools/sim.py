@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """reqsched-sim - reproduce the request-scheduling papers' scenarios.
 
 Each scenario builds one or more run specs, runs them through the C engine

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """squid.conf for each gateway mode of the testbed.
 
 Every mode shares the same base: forward proxy on :3128, no caching (cache deny

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Targets of a scenario ([targets] table), evaluated against a run's report.
 
 Every mode but stock is checked; stock is the reference of the "vs stock"

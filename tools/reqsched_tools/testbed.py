@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """reqsched-testbed: run a scenario on the namespace testbed in every gateway mode.
 
   reqsched-testbed run --scenario NAME | --spec FILE [--modes stock,msf,...]
