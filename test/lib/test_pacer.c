@@ -58,6 +58,20 @@ static rs_flow fopen_(struct rs_sched *s, rs_id req, int cls, uint64_t user,
 	return f;
 }
 
+/* Link 80 Mbit/s, classes a (weight 3) and b (weight 1), pacing on. */
+static struct rs_sched *paced_three_to_one(enum rs_policy policy, struct rec *rec,
+					   struct wakes *wk)
+{
+	struct rs_config cfg = cfg_base(policy, RS_WIN_FIXED);
+	struct rs_sched *s;
+
+	cfg.link_bps = 80000000;
+	s = new_paced(&cfg, rec, wk);
+	ck_assert_int_eq(rs_class_add(s, "a", 3), 0);
+	ck_assert_int_eq(rs_class_add(s, "b", 1), 1);
+	return s;
+}
+
 /* Runs n grants, one every ms after *now (each flow asks again after its read);
  * returns how many of them went to flow f. */
 static int grants_to(struct rs_sched *s, struct wakes *wk, rs_flow f, int n,
@@ -89,16 +103,11 @@ START_TEST(drr_three_to_one)
 {
 	struct rec rec = { 0 };
 	struct wakes wk;
-	struct rs_config cfg = cfg_base(RS_POLICY_RFQ, RS_WIN_FIXED);
-	struct rs_sched *s;
+	struct rs_sched *s = paced_three_to_one(RS_POLICY_RFQ, &rec, &wk);
 	rs_flow fa, fb;
 	rs_time_ns now = 0;
 	int round;
 
-	cfg.link_bps = 80000000;
-	s = new_paced(&cfg, &rec, &wk);
-	ck_assert_int_eq(rs_class_add(s, "a", 3), 0);
-	ck_assert_int_eq(rs_class_add(s, "b", 1), 1);
 	fa = fopen_(s, 0, 0, 1, 0);
 	fb = fopen_(s, 0, 1, 2, 0);
 	/* the bucket starts full: B = 49,000 at once */
@@ -128,15 +137,10 @@ START_TEST(present_user_lends_to_its_class)
 {
 	struct rec rec = { 0 };
 	struct wakes wk;
-	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_FIXED);
-	struct rs_sched *s;
+	struct rs_sched *s = paced_three_to_one(RS_POLICY_MSF, &rec, &wk);
 	rs_flow fa1, fa2, fb;
 	rs_time_ns now = 0;
 
-	cfg.link_bps = 80000000;
-	s = new_paced(&cfg, &rec, &wk);
-	ck_assert_int_eq(rs_class_add(s, "a", 3), 0);
-	ck_assert_int_eq(rs_class_add(s, "b", 1), 1);
 	fa1 = fopen_(s, 0, 0, 1, 0);
 	fa2 = fopen_(s, 0, 0, 2, 0);
 	fb = fopen_(s, 0, 1, 3, 0);
