@@ -18,9 +18,10 @@
  *   waiting for its server lends its share to its own class first.
  * DRR: the active list holds the accounts with waiting flows, the current
  *   one at the head. On a new visit deficit += Q_a = q * w_a / w_min *
- *   max(1, present_c / backlogged_c) (q = max(MSS, R * 2 ms)). The head flow gets g = min(want, deficit,
- *   tokens) when g >= min(want, MSS); deficit -= g, tokens -= g; it leaves
- *   the FIFO with the grant and wake fires. An account whose deficit is
+ *   max(1, present_c / backlogged_c) (q = max(MSS, R * 2 ms)). The head
+ *   flow gets g = min(want, deficit, tokens) when g >= min(want, MSS);
+ *   deficit -= g, tokens -= g; it leaves the FIFO with the grant and wake
+ *   fires. An account whose deficit is
  *   below its head's need passes the turn (keeps the deficit); when the
  *   tokens run out the dispatch stops and the head account keeps its turn
  *   and deficit, even if the grant emptied its FIFO (it "lingers": its flow
@@ -57,7 +58,6 @@
 #define MIN_WAIT (RS_NSEC_PER_SEC / 1000)	/* timer granularity: 1 ms */
 #define CLAMP_MAX (16.0 * 1024 * 1024)
 #define WANT_MAX ((uint64_t)1 << 48)		/* keeps sums in int64 */
-
 
 static double quantum(const struct rs_sched *s, const struct rs_acct *a)
 {
@@ -309,6 +309,15 @@ static void presence_note(struct rs_sched *s, uint32_t a, bool was)
 		s->cls[e->cls].npresent--;
 }
 
+/* A flow bound to a request opens (+1) or closes (-1) on account a. */
+static void acct_nreq_add(struct rs_sched *s, uint32_t a, int delta)
+{
+	bool was = acct_present(&s->pc.ac[a]);
+
+	s->pc.ac[a].nreq += delta;
+	presence_note(s, a, was);
+}
+
 /* The recent list, linked through ac[].rnext/rprev. */
 static void recent_cut(struct rs_sched *s, uint32_t a)
 {
@@ -326,15 +335,17 @@ static void recent_touch(struct rs_sched *s, uint32_t a, rs_time_ns now)
 {
 	struct rs_pacer *p = &s->pc;
 	struct rs_acct *e = &p->ac[a];
-	bool was;
 
-	if (e->recent)
-		recent_cut(s, a);
-	was = acct_present(e);
+	if (e->recent) {	/* already present: only its place moves */
+		rs_list_cut(RECENT(p), &p->rc_head, &p->rc_tail, a);
+	} else {
+		bool was = acct_present(e);
+
+		e->recent = 1;
+		presence_note(s, a, was);
+	}
 	e->t_read = now;
-	e->recent = 1;
 	rs_list_append(RECENT(p), &p->rc_head, &p->rc_tail, a);
-	presence_note(s, a, was);
 }
 
 /* Readers silent for PRESENT_TTL are no longer recent. */
@@ -645,12 +656,8 @@ int rs_flow_open(struct rs_sched *s, rs_id req, int cls, uint64_t user,
 	e->state = RS_FL_IDLE;
 	e->acct = acct_get(s, c, acct_key(s, user));
 	p->ac[e->acct].nflows++;
-	if (req) {
-		bool was = acct_present(&p->ac[e->acct]);
-
-		p->ac[e->acct].nreq++;
-		presence_note(s, e->acct, was);
-	}
+	if (req)
+		acct_nreq_add(s, e->acct, 1);
 	s->cls[c].nflows++;
 	p->open++;
 	*f = make_flow(p, i);
@@ -681,12 +688,8 @@ int rs_flow_close(struct rs_sched *s, rs_flow f, rs_time_ns now)
 		if (!p->ac[e->acct].nwait && p->ac[e->acct].active)
 			act_leave(s, e->acct);
 	}
-	if (e->req) {
-		bool was = acct_present(&p->ac[e->acct]);
-
-		p->ac[e->acct].nreq--;
-		presence_note(s, e->acct, was);
-	}
+	if (e->req)
+		acct_nreq_add(s, e->acct, -1);
 	acct_put(s, e->acct);
 	s->cls[e->cls].nflows--;
 	p->window_bytes -= e->clamp;
@@ -892,8 +895,8 @@ void rs_pacer_rebuild(struct rs_sched *s, const uint32_t *map)
 			e->cls = map[e->cls];
 		e->acct = acct_get(s, e->cls, acct_key(s, e->ukey));
 		p->ac[e->acct].nflows++;
-		if (e->req && !p->ac[e->acct].nreq++)
-			s->cls[e->cls].npresent++;
+		if (e->req)
+			acct_nreq_add(s, e->acct, 1);
 		s->cls[e->cls].nflows++;
 	}
 	while (chain != RS_NIL) {
