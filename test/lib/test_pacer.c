@@ -72,6 +72,18 @@ static struct rs_sched *paced_three_to_one(enum rs_policy policy, struct rec *re
 	return s;
 }
 
+/* fa takes the left bytes of the bucket and reads them; fa and fb then
+ * both wait for 9,800 bytes. */
+static void both_waiting(struct rs_sched *s, rs_flow fa, rs_flow fb, int64_t left,
+			 rs_time_ns now)
+{
+	ck_assert_int_eq(rs_flow_allowance(s, fa, 1000000, now), left);
+	ck_assert_int_eq(rs_flow_read(s, fa, (uint64_t)left, now), 0);
+	ck_assert_int_eq(rs_flow_allowance(s, fa, 9800, now), 0);
+	ck_assert_int_eq(rs_flow_allowance(s, fb, 9800, now), 0);
+	ck_assert_uint_eq(gstats(s).flows_waiting, 2);
+}
+
 /* Runs n grants, one every ms after *now (each flow asks again after its read);
  * returns how many of them went to flow f. */
 static int grants_to(struct rs_sched *s, struct wakes *wk, rs_flow f, int n,
@@ -110,12 +122,7 @@ START_TEST(drr_three_to_one)
 
 	fa = fopen_(s, 0, 0, 1, 0);
 	fb = fopen_(s, 0, 1, 2, 0);
-	/* the bucket starts full: B = 49,000 at once */
-	ck_assert_int_eq(rs_flow_allowance(s, fa, 1000000, 0), 49000);
-	ck_assert_int_eq(rs_flow_read(s, fa, 49000, 0), 0);
-	ck_assert_int_eq(rs_flow_allowance(s, fa, 9800, 0), 0);
-	ck_assert_int_eq(rs_flow_allowance(s, fb, 9800, 0), 0);
-	ck_assert_uint_eq(gstats(s).flows_waiting, 2);
+	both_waiting(s, fa, fb, 49000, 0);	/* the bucket starts full: B */
 	for (round = 0; round < 4; round++) {
 		ck_assert_int_eq(grants_to(s, &wk, fa, 6, &now), 6);
 		ck_assert_int_eq(grants_to(s, &wk, fb, 2, &now), 2);
@@ -146,10 +153,7 @@ START_TEST(present_user_lends_to_its_class)
 	fb = fopen_(s, 0, 1, 3, 0);
 	ck_assert_int_eq(rs_flow_allowance(s, fa2, 1000, 0), 1000);
 	ck_assert_int_eq(rs_flow_read(s, fa2, 1000, 0), 0);
-	ck_assert_int_eq(rs_flow_allowance(s, fa1, 1000000, 0), 48000);
-	ck_assert_int_eq(rs_flow_read(s, fa1, 48000, 0), 0);
-	ck_assert_int_eq(rs_flow_allowance(s, fa1, 9800, 0), 0);
-	ck_assert_int_eq(rs_flow_allowance(s, fb, 9800, 0), 0);
+	both_waiting(s, fa1, fb, 48000, 0);
 	ck_assert_int_eq(grants_to(s, &wk, fa1, 12, &now), 12);
 	ck_assert_int_eq(grants_to(s, &wk, fb, 2, &now), 2);
 	ck_assert_uint_eq(now, 14 * MS);
@@ -159,10 +163,7 @@ START_TEST(present_user_lends_to_its_class)
 	now = 2 * SEC;		/* user 2 has been silent for 2 s */
 	fa1 = fopen_(s, 0, 0, 1, now);
 	fb = fopen_(s, 0, 1, 3, now);
-	ck_assert_int_eq(rs_flow_allowance(s, fa1, 1000000, now), 49000);
-	ck_assert_int_eq(rs_flow_read(s, fa1, 49000, now), 0);
-	ck_assert_int_eq(rs_flow_allowance(s, fa1, 9800, now), 0);
-	ck_assert_int_eq(rs_flow_allowance(s, fb, 9800, now), 0);
+	both_waiting(s, fa1, fb, 49000, now);
 	ck_assert_int_eq(grants_to(s, &wk, fa1, 6, &now), 6);
 	ck_assert_int_eq(grants_to(s, &wk, fb, 2, &now), 2);
 	ck_assert_int_eq(grants_to(s, &wk, fa1, 6, &now), 6);
