@@ -3,6 +3,8 @@
 
   reqsched-load summary LOG            what an access log holds (no traffic)
   reqsched-load replay LOG [...]       replay it faithfully (logreplay.py)
+  reqsched-load sessions PROFILE [...] sessions of page loads under a load profile
+                                       (sessions.py)
 
 Outputs in --out: requests.csv, class_bytes.csv, persecond.csv (loadengine.py)
 and load.json (the log's summary, the run's counts). A progress line goes to
@@ -17,8 +19,8 @@ import os
 import sys
 from typing import Optional
 
-from . import logparse, logreplay
-from .loadengine import Engine
+from . import logparse, logreplay, sessions
+from .loadengine import Engine, format_report
 from .replay import parse_addr_range
 
 
@@ -56,7 +58,9 @@ def run_engine(engine: Engine, tasks: list, duration: float, out: str, info: dic
     engine.write(out)
     done = sum(1 for t in engine.txns if t.end >= 0)
     errors = sum(1 for t in engine.txns if t.error)
-    info.update({"t0_epoch": engine.t0_epoch, "transactions": len(engine.txns),
+    rep = engine.report()
+    print(format_report(rep), file=sys.stderr, flush=True)
+    info.update({"classes": rep, "t0_epoch": engine.t0_epoch, "transactions": len(engine.txns),
                  "completed": done, "errors": errors, "interrupted": engine.interrupted})
     with open(os.path.join(out, "load.json"), "w", encoding="utf-8") as f:
         json.dump(info, f, indent=1)
@@ -106,6 +110,22 @@ def log_format(p: argparse.ArgumentParser) -> None:
                    help="log format: Squid native, Common/Combined, or per line (auto)")
 
 
+def cmd_sessions(args: argparse.Namespace) -> int:
+    classes, servers, port = sessions.load_profile(sessions.read_profile(args.profile))
+    engine = Engine(proxy_of(args.proxy), args.timeout, args.progress_s)
+    sl = sessions.SessionLoad(engine, classes, servers, port, args.seed)
+    print(f"load: {len(classes)} classes for {sl.duration():.0f} s via {args.proxy}",
+          file=sys.stderr, flush=True)
+    info = {"profile": args.profile, "seed": args.seed,
+            "classes_profile": [{"name": c.name, "unit": c.unit, "phases": c.phases,
+                                 "connections": c.model.connections} for c in classes]}
+    rc = run_engine(engine, sl.tasks(), sl.duration() + args.timeout, args.out, info)
+    if sl.no_address:
+        print(f"load: {sl.no_address} users not started: their class had no free address",
+              file=sys.stderr)
+    return rc
+
+
 def common_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--proxy", default="10.10.0.1:3128", help="proxy HOST:PORT")
     p.add_argument("--timeout", type=positive, default=120.0, help="per-transaction limit in s")
@@ -152,6 +172,14 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--duration", type=float, default=0.0,
                    help="stop after this many s (0: when the log is done)")
     p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser("sessions", help="sessions of page loads under a load profile",
+                       description=sessions.__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("profile", help="profile file (TOML or JSON)")
+    common_args(p)
+    p.add_argument("--seed", type=int, default=1)
+    p.set_defaults(func=cmd_sessions)
 
     args = ap.parse_args(argv)
     if getattr(args, "max_conns", 1) < 1:

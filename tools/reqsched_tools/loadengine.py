@@ -18,9 +18,12 @@ Outputs (write()):
                  since the start, -1 = never; sched = when it was due
   class_bytes.csv  bytes received per class per second: bin_start,class,bytes
   persecond.csv  second,class,transactions,bytes,active_users,errors,p50_ms,p95_ms,
-                 p99_ms (class "all" too): transactions, errors and latencies of the
-                 transactions that ended in that second, bytes received in it, users
-                 active at any time of it
+                 p99_ms,pages,page_p50_ms,page_p95_ms (class "all" too): transactions,
+                 errors and latencies of the transactions that ended in that second,
+                 bytes received in it, users active at any time of it, pages completed
+                 in it and their load times
+  pages.csv      one row per page load: page,user,class,start,end,load_ms,objects,
+                 bytes,errors (sessions only)
 """
 from __future__ import annotations
 
@@ -36,6 +39,10 @@ from typing import Callable, Optional
 
 HEAD_LIMIT = 65536
 LATENCY_PCTS = (50, 95, 99)
+PAGE_PCTS = (50, 95)
+PERSECOND_FIELDS = (["second", "class", "transactions", "bytes", "active_users", "errors"]
+                    + [f"p{p}_ms" for p in LATENCY_PCTS] + ["pages"]
+                    + [f"page_p{p}_ms" for p in PAGE_PCTS])
 
 
 @dataclass
@@ -75,6 +82,19 @@ class Txn:
     @property
     def latency(self) -> float:
         return self.end - self.start
+
+
+@dataclass
+class Page:
+    """A page load: its main object and embedded objects (sessions.py)."""
+    pid: str
+    user: str
+    cls: str
+    start: float
+    end: float = -1.0
+    objects: int = 0
+    bytes: int = 0
+    errors: int = 0
 
 
 @dataclass
@@ -158,6 +178,10 @@ def origin_headers(spec: Spec) -> str:
     return h
 
 
+def fmt_ms(v: float) -> str:
+    return "" if math.isnan(v) else f"{v:.1f}"
+
+
 def percentile(xs: list[float], p: float) -> float:
     """Nearest-rank percentile of xs (sorted or not); nan if empty."""
     if not xs:
@@ -176,6 +200,7 @@ class Engine:
         self.txns: list[Txn] = []
         self.bins: dict[str, dict[int, int]] = {}
         self.spans: list[tuple[str, float, float]] = []   # (class, first, last) per user
+        self.pages: list[Page] = []
         self.active: dict[str, int] = {}
         self.t0 = time.monotonic()
         self.t0_epoch = time.time()
@@ -335,6 +360,10 @@ class Engine:
         for t in self.txns:
             if t.end >= 0:
                 ended.setdefault(int(t.end), []).append(t)
+        pages_ended: dict[int, list[Page]] = {}
+        for pg in self.pages:
+            if pg.end >= 0:
+                pages_ended.setdefault(int(pg.end), []).append(pg)
         active: dict[tuple[int, str], int] = {}
         for c, a, b in self.spans:
             for sec in range(int(a), int(b) + 1):
@@ -351,8 +380,12 @@ class Engine:
                        "active_users": active.get((sec, cls), 0),
                        "errors": sum(1 for t in mine if t.error)}
                 for p in LATENCY_PCTS:
-                    v = percentile(lat, p)
-                    row[f"p{p}_ms"] = "" if math.isnan(v) else f"{v:.1f}"
+                    row[f"p{p}_ms"] = fmt_ms(percentile(lat, p))
+                pl = [(pg.end - pg.start) * 1000 for pg in pages_ended.get(sec, [])
+                      if cls in ("all", pg.cls)]
+                row["pages"] = len(pl)
+                for p in PAGE_PCTS:
+                    row[f"page_p{p}_ms"] = fmt_ms(percentile(pl, p))
                 rows.append(row)
         return rows
 
@@ -374,8 +407,50 @@ class Engine:
                     w.writerow([f"{b:.3f}", cls, d[b]])
         rows = self.per_second()
         with open(os.path.join(out, "persecond.csv"), "w", newline="", encoding="utf-8") as f:
-            w2 = csv.DictWriter(f, fieldnames=["second", "class", "transactions", "bytes",
-                                               "active_users", "errors"]
-                                + [f"p{p}_ms" for p in LATENCY_PCTS])
+            w2 = csv.DictWriter(f, fieldnames=PERSECOND_FIELDS)
             w2.writeheader()
             w2.writerows(rows)
+        if self.pages:
+            with open(os.path.join(out, "pages.csv"), "w", newline="", encoding="utf-8") as f:
+                w = csv.writer(f)
+                w.writerow(["page", "user", "class", "start", "end", "load_ms", "objects",
+                            "bytes", "errors"])
+                for pg in self.pages:
+                    w.writerow([pg.pid, pg.user, pg.cls, f"{pg.start:.4f}", f"{pg.end:.4f}",
+                                f"{(pg.end - pg.start) * 1000:.1f}" if pg.end >= 0 else "",
+                                pg.objects, pg.bytes, pg.errors])
+
+    def report(self) -> dict[str, dict]:
+        """Per class (and "all"): transactions, errors, object latency and page
+        load time percentiles in ms, pages."""
+        out: dict[str, dict] = {}
+        for cls in sorted({t.cls for t in self.txns}) + ["all"]:
+            ts = [t for t in self.txns if cls in ("all", t.cls)]
+            lat = [t.latency * 1000 for t in ts if t.ok]
+            pl = [(p.end - p.start) * 1000 for p in self.pages
+                  if p.end >= 0 and cls in ("all", p.cls)]
+            r: dict[str, Optional[float]] = {
+                "transactions": len(ts), "errors": sum(1 for t in ts if t.error),
+                "bytes": sum(t.bytes for t in ts), "pages": len(pl)}
+            r |= {f"object_p{p}_ms": rounded(percentile(lat, p)) for p in (50, 95)}
+            r |= {f"page_p{p}_ms": rounded(percentile(pl, p)) for p in PAGE_PCTS}
+            out[cls] = r
+        return out
+
+
+def rounded(v: float) -> Optional[float]:
+    """v to 0.1 (None for nan: no sample), for JSON."""
+    return None if math.isnan(v) else round(v, 1)
+
+
+def format_report(rep: dict[str, dict]) -> str:
+    def two(r: dict, key: str) -> str:
+        a, b = (r[f"{key}_p{p}_ms"] for p in (50, 95))
+        return "-" if a is None else f"{a:.0f}/{b:.0f}"
+    lines = [f"{'class':<12} {'transactions':>12} {'errors':>7} {'MB':>9} "
+             f"{'object p50/p95 ms':>18} {'pages':>6} {'page load p50/p95 ms':>21}"]
+    for cls, r in rep.items():
+        lines.append(f"{cls:<12} {r['transactions']:>12} {r['errors']:>7} "
+                     f"{r['bytes'] / 1e6:>9.2f} {two(r, 'object'):>18} {r['pages']:>6} "
+                     f"{two(r, 'page'):>21}")
+    return "\n".join(lines)
