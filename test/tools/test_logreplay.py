@@ -132,7 +132,7 @@ def test_open_loop_replay_keeps_start_times_methods_statuses_sizes(mini_proxy, t
         starts = [float(r["start"]) for r in rs]
         assert starts == sorted(starts)
     assert mini_proxy.connects == [f"127.0.0.1:{mini_proxy.origin_port}"]
-    summary = json.load(open(out / "load.json"))
+    summary = json.load(open(out / "replay.json"))
     assert summary["log"]["requests"] == 25 and summary["completed"] == 25
     ps = list(csv.DictReader(open(out / "persecond.csv")))
     assert sum(int(r["transactions"]) for r in ps if r["class"] == "all") == 25

@@ -5,9 +5,12 @@
   reqsched-load replay LOG [...]       replay it faithfully (logreplay.py)
   reqsched-load sessions PROFILE [...] sessions of page loads under a load profile
                                        (sessions.py)
+  reqsched-load genlog OUT [...]       write a seeded synthetic access log (genlog.py)
 
 Outputs in --out: requests.csv, class_bytes.csv, persecond.csv (loadengine.py)
-and load.json (the log's summary, the run's counts). A progress line goes to
+and replay.json (the run's start epoch, duration and users, which
+reqsched-report reads as it reads reqsched-replay's; the log's summary; the
+counts and the per-class table printed at the end). A progress line goes to
 stderr every --progress-s seconds.
 """
 from __future__ import annotations
@@ -19,7 +22,7 @@ import os
 import sys
 from typing import Optional
 
-from . import logparse, logreplay, sessions
+from . import genlog, logparse, logreplay, sessions
 from .loadengine import Engine, format_report
 from .replay import parse_addr_range
 
@@ -60,9 +63,10 @@ def run_engine(engine: Engine, tasks: list, duration: float, out: str, info: dic
     errors = sum(1 for t in engine.txns if t.error)
     rep = engine.report()
     print(format_report(rep), file=sys.stderr, flush=True)
-    info.update({"classes": rep, "t0_epoch": engine.t0_epoch, "transactions": len(engine.txns),
+    info.update({"classes": rep, "t0_epoch": engine.t0_epoch, "duration_s": round(engine.elapsed, 3),
+                 "users": list(engine.users.values()), "transactions": len(engine.txns),
                  "completed": done, "errors": errors, "interrupted": engine.interrupted})
-    with open(os.path.join(out, "load.json"), "w", encoding="utf-8") as f:
+    with open(os.path.join(out, "replay.json"), "w", encoding="utf-8") as f:
         json.dump(info, f, indent=1)
     print(f"load: {len(engine.txns)} transactions, {done} completed, {errors} errors -> {out}",
           file=sys.stderr, flush=True)
@@ -99,8 +103,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
           f"via {args.proxy}", file=sys.stderr, flush=True)
     engine = Engine(proxy_of(args.proxy), args.timeout, args.progress_s)
     rp = logreplay.LogReplay(engine, users, args.closed_loop, args.max_conns)
-    info = {"log": s, "users": [{"id": u.id, "class": u.cls, "addr": u.addr, "client": u.client,
-                                 "requests": len(u.steps)} for u in users],
+    info = {"log": s, "log_clients": {u.id: u.client for u in users},
             "time_scale": args.time_scale, "closed_loop": args.closed_loop}
     return run_engine(engine, rp.tasks(), duration, args.out, info)
 
@@ -124,6 +127,23 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         print(f"load: {sl.no_address} users not started: their class had no free address",
               file=sys.stderr)
     return rc
+
+
+def cmd_genlog(args: argparse.Namespace) -> int:
+    opts = {"seed": args.seed, "clients": args.clients, "subnets": args.subnets,
+            "pages": args.pages, "span-s": args.span_s, "day-s": args.day_s,
+            "sites": args.sites, "objects": args.objects, "post": args.post,
+            "head": args.head, "connect": args.connect}
+    with open(args.out, "w", encoding="utf-8") as f:
+        f.write("# reqsched-load genlog OUT " + " ".join(f"--{k} {v}" for k, v in opts.items())
+                + "\n")
+        n = genlog.generate(f, seed=args.seed, clients=args.clients,
+                            subnets=tuple(args.subnets.split(",")), pages=args.pages,
+                            span_s=args.span_s, day_s=args.day_s, sites=args.sites,
+                            objects=args.objects, post=args.post, head=args.head,
+                            connect=args.connect)
+    print(f"genlog: {n} lines -> {args.out}", file=sys.stderr)
+    return 0
 
 
 def common_args(p: argparse.ArgumentParser) -> None:
@@ -180,6 +200,25 @@ def main(argv: Optional[list[str]] = None) -> int:
     common_args(p)
     p.add_argument("--seed", type=int, default=1)
     p.set_defaults(func=cmd_sessions)
+
+    p = sub.add_parser("genlog", help="write a seeded synthetic access log",
+                       description=genlog.__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("out", help="the log file to write")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--clients", type=count, default=200)
+    p.add_argument("--subnets", default="10.1.1.0/24,10.1.2.0/24,10.2.1.0/24,10.3.1.0/24",
+                   help="client subnets, comma-separated")
+    p.add_argument("--pages", type=count, default=600, help="page loads in the log")
+    p.add_argument("--span-s", type=positive, default=600.0, help="the log's time span")
+    p.add_argument("--day-s", type=float, default=0.0,
+                   help="period of the arrival pattern (0: the span)")
+    p.add_argument("--sites", type=count, default=40)
+    p.add_argument("--objects", type=count, default=60, help="objects per site")
+    p.add_argument("--post", type=float, default=0.03, help="share of POST page loads")
+    p.add_argument("--head", type=float, default=0.01, help="share of HEAD page loads")
+    p.add_argument("--connect", type=float, default=0.12, help="share of CONNECT page loads")
+    p.set_defaults(func=cmd_genlog)
 
     args = ap.parse_args(argv)
     if getattr(args, "max_conns", 1) < 1:

@@ -201,11 +201,13 @@ class Engine:
         self.bins: dict[str, dict[int, int]] = {}
         self.spans: list[tuple[str, float, float]] = []   # (class, first, last) per user
         self.pages: list[Page] = []
+        self.users: dict[str, dict[str, str]] = {}        # id -> id, class, addr
         self.active: dict[str, int] = {}
         self.t0 = time.monotonic()
         self.t0_epoch = time.time()
         self.stop = asyncio.Event()
         self.interrupted = False
+        self.elapsed = 0.0                                 # the run's length (run())
 
     def now(self) -> float:
         return time.monotonic() - self.t0
@@ -215,8 +217,9 @@ class Engine:
         b = int(self.now())
         d[b] = d.get(b, 0) + n
 
-    def enter(self, cls: str) -> float:
+    def enter(self, uid: str, cls: str, addr: str) -> float:
         """A user becomes active; returns the time for leave()."""
+        self.users.setdefault(uid, {"id": uid, "class": cls, "addr": addr})
         self.active[cls] = self.active.get(cls, 0) + 1
         return self.now()
 
@@ -342,6 +345,7 @@ class Engine:
         await asyncio.wait([done_all, asyncio.ensure_future(self.stop.wait())],
                            timeout=duration, return_when=asyncio.FIRST_COMPLETED)
         self.stop.set()
+        self.elapsed = self.now()
         await asyncio.sleep(0)
         for t in running:
             t.cancel()

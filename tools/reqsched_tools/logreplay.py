@@ -220,7 +220,7 @@ class LogReplay:
     async def closed(self, u: Emulated) -> None:
         eng = self.engine
         await eng.sleep(u.steps[0].at - eng.now())
-        since = eng.enter(u.cls)
+        since = eng.enter(u.id, u.cls, u.addr)
         conn: Optional[Conn] = None
         cid = 0
         try:
@@ -261,7 +261,7 @@ class LogReplay:
                 slots.release()
 
         await eng.sleep(u.steps[0].at - eng.now())
-        since = eng.enter(u.cls)
+        since = eng.enter(u.id, u.cls, u.addr)
         try:
             for k, st in enumerate(u.steps):
                 await eng.sleep(st.at - eng.now())

@@ -247,7 +247,7 @@ class SessionLoad:
         eng, m = self.engine, c.model
         uid = f"{c.name}-{n}"
         rng = random.Random(f"{self.seed}/{uid}")
-        since = eng.enter(c.name)
+        since = eng.enter(uid, c.name, addr)
         s = 0
         try:
             while not leave.is_set() and not eng.stop.is_set() and (sessions is None

@@ -221,6 +221,9 @@ class Runner:
                                         self.servers, stats)
             write_size_map(self.entries, os.path.join(self.out, "sizes.map"))
             log(f"replay log: {stats.parsed} URLs, {stats.skipped} malformed lines skipped")
+        if sc.replay_access_log:
+            with open(os.path.join(self.out, "clients.map"), "w", encoding="utf-8") as f:
+                f.write(client_map(sc))
         with open(os.path.join(self.out, "scenario.json"), "w", encoding="utf-8") as f:
             json.dump(sc.to_json(), f, indent=1, default=str)
 
@@ -316,6 +319,22 @@ class Runner:
         elif sc.replay_urls:
             argv += ["--url-list", self.resolve(sc.replay_urls)]
         return argv
+
+    def load_argv(self, out: str, duration: float) -> list[str]:
+        """reqsched-load replay of the scenario's [replay] access log."""
+        sc = self.sc
+        last = sc.classes[-1]
+        log_path = self.resolve(sc.replay_access_log)
+        assert log_path is not None
+        argv = [sys.executable, "-m", "reqsched_tools.load", "replay", log_path,
+                "--proxy", f"{netns.GW_LAN}:{netns.PROXY_PORT}",
+                "--servers", ",".join(self.servers), "--tunnel-port", str(squidconf.TUNNEL_PORT),
+                "--client-map", os.path.join(self.out, "clients.map"),
+                "--default-class", last.name,
+                "--default-addrs", f"{netns.user_addr(len(sc.classes) - 1, 0)}-{last.users}",
+                "--time-scale", str(sc.replay_time_scale), "--duration", str(duration),
+                "--out", out]
+        return argv + (["--closed-loop"] if sc.replay_closed_loop else [])
 
     def run_replay(self, argv: list[str], tag: str, logpath: str, duration: float) -> int:
         rp = subprocess.Popen(self.topo.exec_argv("cli", argv), stdout=subprocess.PIPE,
@@ -440,9 +459,9 @@ class Runner:
                 restarter = threading.Thread(target=self.restart_squid, daemon=True,
                                              args=(holder, conf, mdir, time.time(), info))
                 restarter.start()
-            rc = self.run_replay(self.replay_argv(os.path.join(self.out, "users.json"), mdir,
-                                                  duration),
-                                 mode.name, os.path.join(mdir, "replay.log"), duration)
+            argv = (self.load_argv(mdir, duration) if sc.replay_access_log else
+                    self.replay_argv(os.path.join(self.out, "users.json"), mdir, duration))
+            rc = self.run_replay(argv, mode.name, os.path.join(mdir, "replay.log"), duration)
             holder["halt"].set()
             if restarter is not None:
                 restarter.join(60)
@@ -467,6 +486,16 @@ class Runner:
         with open(os.path.join(mdir, "run.json"), "w", encoding="utf-8") as f:
             json.dump(info, f, indent=1)
         return info
+
+
+def client_map(sc: Scenario) -> str:
+    """The client map of a [replay] scenario (logreplay.py): each class's log
+    clients replay from its users' addresses 10.10.(class+1).1-users."""
+    lines = []
+    for ci, c in enumerate(sc.classes):
+        for match in c.clients:
+            lines.append(f"{match} {c.name} {netns.user_addr(ci, 0)}-{c.users}\n")
+    return "".join(lines)
 
 
 def class_sizes(c: scenario.ClassSpec) -> Optional[dict]:
