@@ -220,6 +220,8 @@ class LogReplay:
     async def closed(self, u: Emulated) -> None:
         eng = self.engine
         await eng.sleep(u.steps[0].at - eng.now())
+        if eng.stop.is_set():
+            return
         since = eng.enter(u.id, u.cls, u.addr)
         conn: Optional[Conn] = None
         cid = 0
@@ -261,6 +263,8 @@ class LogReplay:
                 slots.release()
 
         await eng.sleep(u.steps[0].at - eng.now())
+        if eng.stop.is_set():
+            return
         since = eng.enter(u.id, u.cls, u.addr)
         try:
             for k, st in enumerate(u.steps):
