@@ -190,3 +190,18 @@ def test_engine_reads_head_chunked_and_errors(start_origin):
     assert (chunked.status, chunked.bytes) == (200, 3000)
     assert (s503.status, s503.bytes) == (503, 3000)
     assert refused.error.startswith(("ConnectionRefusedError", "OSError"))
+
+
+def test_duration_cuts_the_log_and_later_clients_never_start(mini_proxy, tmp_path):
+    """--duration 1 of a log whose second client starts 5 s in: one user ran,
+    the other is not counted as active (replay.json users, persecond.csv)."""
+    lines = (native(4000.0, 0, "10.1.0.1", 200, 100, "GET", "http://a.example/1")
+             + native(4005.0, 0, "10.1.0.2", 200, 100, "GET", "http://a.example/2"))
+    rows, out = replay_log(lines, mini_proxy.port, mini_proxy.origin_port, tmp_path,
+                           "--duration", "1")
+    assert [r["addr"] for r in rows] == ["127.0.0.40"]
+    info = json.load(open(out / "replay.json"))
+    assert [u["addr"] for u in info["users"]] == ["127.0.0.40"]
+    assert 0.9 < info["duration_s"] < 1.5
+    ps = list(csv.DictReader(open(out / "persecond.csv")))
+    assert max(int(r["active_users"]) for r in ps if r["class"] == "all") == 1
