@@ -151,3 +151,29 @@ def test_load_profile_shape_users_over_time(mini_proxy, tmp_path):
     # sessions per second: 0 -> 4 /s over 6 s is 12 sessions (+-1 for the tick)
     started = {t.user for t in eng.txns if t.cls == "s"}
     assert 11 <= len(started) <= 13
+
+
+def test_page_composition_from_a_log(tmp_path):
+    """A client's GET more than 1 s after its previous request ended starts a
+    page; the GETs before the next such one are its embedded objects."""
+    def line(t, elapsed, client, size, method="GET", url="http://s/x"):
+        return f"{t:.3f} {elapsed} {client} TCP_MISS/200 {size} {method} {url} - HIER_DIRECT/1.2.3.4 -\n"
+    log = (line(1000.5, 500, "a", 5000) + line(1000.8, 300, "a", 40)      # page 1 + 1 embedded
+           + line(1001.0, 200, "a", 60) + line(1001.6, 100, "b", 100)      # + 1 more; b's page
+           + line(1002.0, 300, "b", 300) + line(1006.0, 500, "a", 7000)    # b's embedded; a page 3
+           + line(1006.2, 0, "a", 1, "CONNECT", "h:443"))                  # not a GET: ignored
+    (tmp_path / "a.log").write_text(log)
+    d = sessions.log_pages("a.log", str(tmp_path))
+    assert sorted(d["main_size"].values) == [100, 5000, 7000]
+    assert sorted(d["embedded"].values) == [0, 1, 2]
+    assert sorted(d["embedded_size"].values) == [40, 60, 300]
+    assert [round(x, 3) for x in d["think_s"].values] == [4.5]       # 1001.0 -> 1005.5
+    rng = random.Random(1)
+    assert d["embedded"].count(rng) in (0, 1, 2) and d["main_size"].size(rng) in (100, 5000, 7000)
+    classes, _, _ = sessions.load_profile(
+        {"classes": [{"name": "g", "addrs": "10.0.0.1", "users": [[1, 1]],
+                      "page_log": "a.log", "think_s": "const:2"}]}, str(tmp_path))
+    m = classes[0].model
+    assert m.embedded.kind == "empirical" and m.think_s.spec == "const:2"   # a key given wins
+    with pytest.raises(ValueError, match="no main object sizes"):
+        sessions.pages_of_log([])

@@ -114,7 +114,8 @@ def log_format(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
-    classes, servers, port = sessions.load_profile(sessions.read_profile(args.profile))
+    classes, servers, port = sessions.load_profile(sessions.read_profile(args.profile),
+                                                   os.path.dirname(os.path.abspath(args.profile)))
     engine = Engine(proxy_of(args.proxy), args.timeout, args.progress_s)
     sl = sessions.SessionLoad(engine, classes, servers, port, args.seed)
     print(f"load: {len(classes)} classes for {sl.duration():.0f} s via {args.proxy}",

@@ -44,19 +44,25 @@ Profile file (TOML or JSON):
   embedded_size = "surge"
   think_s = "pareto:1.5:1"
   think_max_s = 60
+  # page_log = "access.log"         # page composition and think times from a log
 Distributions: const:X, exp:MEAN, uniform:LO:HI, lognormal:MU:SIGMA,
-pareto:ALPHA:K, surge (sizes).
+pareto:ALPHA:K, surge (sizes). page_log (a path relative to the profile file)
+takes main object sizes, embedded object counts and sizes and think times from
+an access log instead (pages_of_log(): a client's GET more than 1 s after its
+previous request ended starts a page); keys given beside it still win.
 """
 from __future__ import annotations
 
 import asyncio
 import json
 import math
+import os
 import random
 import tomllib
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from . import logparse
 from .loadengine import Conn, Engine, Page, Spec, Txn
 from .replay import parse_addr_range
 
@@ -68,13 +74,24 @@ TICK_S = 0.1
 
 @dataclass
 class Dist:
-    """A distribution named by a spec string (the module's doc lists them)."""
+    """A distribution named by a spec string (the module's doc lists them), or
+    the empirical distribution of measured values (Dist.of())."""
     spec: str
     kind: str = ""
     a: float = 0.0
     b: float = 0.0
+    values: list[float] = field(default_factory=list)
+
+    @staticmethod
+    def of(values: list[float], what: str) -> "Dist":
+        if not values:
+            raise ValueError(f"no {what} to draw from")
+        return Dist(f"empirical({what}, {len(values)} values)", values=list(values))
 
     def __post_init__(self) -> None:
+        if self.values:
+            self.kind = "empirical"
+            return
         f = self.spec.split(":")
         self.kind = f[0]
         nargs = {"const": 1, "exp": 1, "uniform": 2, "lognormal": 2, "pareto": 2, "surge": 0}
@@ -96,6 +113,8 @@ class Dist:
             raise ValueError(f"distribution {self.spec!r}: bad parameters")
 
     def draw(self, rng: random.Random) -> float:
+        if self.kind == "empirical":
+            return rng.choice(self.values)
         if self.kind == "const":
             return self.a
         if self.kind == "exp":
@@ -149,6 +168,41 @@ class ClassLoad:
         return 0.0
 
 
+def pages_of_log(entries: list[logparse.LogEntry], gap_s: float = 1.0) -> dict[str, Dist]:
+    """The page composition of a log: per client, a GET that starts more than
+    gap_s after the client's previous request ended begins a page (its main
+    object); the GETs before the next such one are its embedded objects.
+    Returns main_size, embedded, embedded_size and think_s (the gaps between a
+    page's last end and the next page's start) as empirical distributions."""
+    mains: list[float] = []
+    counts: list[float] = []
+    emb: list[float] = []
+    think: list[float] = []
+    last_end: dict[str, float] = {}
+    open_page: dict[str, int] = {}               # client -> index into counts
+    for e in sorted(entries, key=lambda e: e.start):
+        if e.method != "GET":
+            continue
+        prev = last_end.get(e.client)
+        if prev is None or e.start - prev > gap_s:
+            if prev is not None:
+                think.append(e.start - prev)
+            mains.append(float(max(1, e.bytes)))
+            counts.append(0.0)
+            open_page[e.client] = len(counts) - 1
+        else:
+            counts[open_page[e.client]] += 1
+            emb.append(float(max(1, e.bytes)))
+        last_end[e.client] = e.time if prev is None else max(prev, e.time)
+    out = {"main_size": Dist.of(mains, "main object sizes"),
+           "embedded": Dist.of(counts, "embedded object counts")}
+    if emb:
+        out["embedded_size"] = Dist.of(emb, "embedded object sizes")
+    if think:
+        out["think_s"] = Dist.of(think, "think times")
+    return out
+
+
 def _num(v: Any, what: str, lo: float, hi: float) -> float:
     x = float(v)
     if not (math.isfinite(x) and lo <= x <= hi):
@@ -156,8 +210,16 @@ def _num(v: Any, what: str, lo: float, hi: float) -> float:
     return x
 
 
-def load_profile(raw: dict[str, Any]) -> tuple[list[ClassLoad], list[str], int]:
-    """(classes, servers, http port) of a parsed profile file."""
+def log_pages(path: str, base: str) -> dict[str, Dist]:
+    """pages_of_log() of an access log (a relative path: from base)."""
+    stats = logparse.ParseStats()
+    with logparse.open_text(os.path.join(base, path)) as f:
+        return pages_of_log(logparse.parse_access_log(f, stats))
+
+
+def load_profile(raw: dict[str, Any], base: str = ".") -> tuple[list[ClassLoad], list[str], int]:
+    """(classes, servers, http port) of a parsed profile file (base: the
+    directory relative paths in it start from)."""
     classes = []
     names = set()
     for i, c in enumerate(raw.get("classes", [])):
@@ -173,6 +235,9 @@ def load_profile(raw: dict[str, Any]) -> tuple[list[ClassLoad], list[str], int]:
                 raise ValueError(f"{units[0]} has no phase")
             m = PageModel(connections=int(_num(c.get("connections", 4), "connections", 1, 64)),
                           think_max_s=_num(c.get("think_max_s", 60), "think_max_s", 0, 3600))
+            if "page_log" in c:
+                for key, d in log_pages(str(c["page_log"]), base).items():
+                    setattr(m, key, d)
             for key in ("pages_per_session", "embedded", "main_size", "embedded_size",
                         "think_s"):
                 if key in c:
