@@ -177,3 +177,13 @@ def test_page_composition_from_a_log(tmp_path):
     assert m.embedded.kind == "empirical" and m.think_s.spec == "const:2"   # a key given wins
     with pytest.raises(ValueError, match="no main object sizes"):
         sessions.pages_of_log([])
+
+
+def test_users_beyond_the_address_range_are_counted_not_started(mini_proxy):
+    m = sessions.PageModel(connections=1, pages_per_session=sessions.Dist("const:1000"),
+                           embedded=sessions.Dist("const:0"), main_size=sessions.Dist("const:10"),
+                           think_s=sessions.Dist("const:0.2"))
+    c = sessions.ClassLoad("g", ["127.0.0.150", "127.0.0.151"], [(0.2, 5), (1, 5)], "users", m)
+    eng, sl = run_sessions(mini_proxy.port, mini_proxy.origin_port, [c], 5)
+    assert {t.addr for t in eng.txns} == {"127.0.0.150", "127.0.0.151"}
+    assert len(eng.users) == 2 and sl.no_address == 3

@@ -125,7 +125,8 @@ def cmd_sessions(args: argparse.Namespace) -> int:
                                  "connections": c.model.connections} for c in classes]}
     rc = run_engine(engine, sl.tasks(), sl.duration() + args.timeout, args.out, info)
     if sl.no_address:
-        print(f"load: {sl.no_address} users not started: their class had no free address",
+        print(f"load: {sl.no_address} users not started: their class had no free address "
+              "(at most at once for users profiles, arrivals for sessions_per_s)",
               file=sys.stderr)
     return rc
 

@@ -272,7 +272,9 @@ class SessionLoad:
         self.servers = servers
         self.port = "" if http_port == 80 else f":{http_port}"
         self.seed = seed
-        self.no_address = 0            # users not started: the class's addresses were all in use
+        # users the classes lacked a free address for: at most at once (users),
+        # arrivals refused (sessions_per_s)
+        self.no_address = 0
 
     def url(self, rng: random.Random, path: str) -> str:
         return f"http://{self.servers[rng.randrange(len(self.servers))]}{self.port}{path}"
@@ -345,15 +347,15 @@ class SessionLoad:
         running: list[tuple[asyncio.Task, asyncio.Event, str]] = []
         n, owed = 0, 0.0
 
-        def start(sessions: Optional[int]) -> None:
+        def start(sessions: Optional[int]) -> bool:
             nonlocal n
             if not free:
-                self.no_address += 1
-                return
+                return False
             n += 1
             addr, ev = free.pop(0), asyncio.Event()
             task = asyncio.create_task(self.user(c, n, addr, ev, sessions))
             running.append((task, ev, addr))
+            return True
 
         try:
             while not eng.stop.is_set() and eng.now() < c.duration:
@@ -363,15 +365,15 @@ class SessionLoad:
                 lvl = c.level(eng.now())
                 if c.unit == "users":
                     staying = [r for r in running if not r[1].is_set()]
-                    for _ in range(round(lvl) - len(staying)):
-                        start(None)
+                    short = sum(not start(None) for _ in range(round(lvl) - len(staying)))
+                    self.no_address = max(self.no_address, short)
                     for r in staying[round(lvl):]:
                         r[1].set()
                 else:
                     owed += lvl * TICK_S
                     while owed >= 1.0:
                         owed -= 1.0
-                        start(1)
+                        self.no_address += not start(1)
                 await eng.sleep(TICK_S)
             for r in running:
                 r[1].set()
