@@ -26,7 +26,8 @@ def test_log_replay_scenario_and_client_map(tmp_path):
     assert argv[1:5] == ["-m", "reqsched_tools.load", "replay", r.resolve("sample-access.log")]
     for opt, val in (("--time-scale", "0.25"), ("--duration", "150.0"),
                      ("--default-class", "bronze"), ("--default-addrs", "10.10.3.1-100"),
-                     ("--servers", "10.20.0.1,10.20.0.2"), ("--tunnel-port", "443")):
+                     ("--servers", "10.20.0.1,10.20.0.2"), ("--tunnel-port", "443"),
+                     ("--max-conns", "6")):
         assert argv[argv.index(opt) + 1] == val
     assert "--closed-loop" not in argv
 
@@ -39,6 +40,7 @@ def test_replay_table_is_validated():
         ("x.log", 0.5, True)
     bad = [({"classes": cls, "replay": {}}, "access_log"),
            ({"classes": cls, "replay": {"access_log": "x", "time_scale": 0}}, "time_scale"),
+           ({"classes": cls, "replay": {"access_log": "x", "max_conns": 0}}, "max_conns"),
            ({"classes": [dict(cls[0], clients=[])], "replay": {"access_log": "x"}}, "clients"),
            ({"classes": cls}, r"\[replay\]"),
            ({"classes": cls, "replay": {"access_log": "x"}, "sizes": {"access_log": "y"}},

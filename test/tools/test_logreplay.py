@@ -177,12 +177,12 @@ def test_engine_reads_head_chunked_and_errors(start_origin):
         out = []
         for method, url in (("HEAD", "/h"), ("GET", "/c?chunked=1"), ("GET", "/s?status=503")):
             t = Txn(method + url, "u", "c", "127.0.0.1", method, url, 0.0)
-            conn = await eng.run_one(conn, "127.0.0.1", 1,
+            conn = await eng.run_one(conn, "127.0.0.1", lambda: 1,
                                      t, Spec(method, f"http://127.0.0.1:{port}{url}", 3000))
             out.append(t)
         bad = Engine(("127.0.0.1", 1), timeout=2, progress_s=60)
         t = Txn("x", "u", "c", "127.0.0.1", "GET", "/", 0.0)
-        assert await bad.run_one(None, "127.0.0.1", 1, t, Spec("GET", "http://h/", 1)) is None
+        assert await bad.run_one(None, "127.0.0.1", lambda: 1, t, Spec("GET", "http://h/", 1)) is None
         return out, t
 
     (head, chunked, s503), refused = asyncio.run(main())
@@ -205,3 +205,33 @@ def test_duration_cuts_the_log_and_later_clients_never_start(mini_proxy, tmp_pat
     assert 0.9 < info["duration_s"] < 1.5
     ps = list(csv.DictReader(open(out / "persecond.csv")))
     assert max(int(r["active_users"]) for r in ps if r["class"] == "all") == 1
+
+
+def test_request_on_a_keepalive_connection_the_proxy_closed_is_sent_again():
+    """A proxy that closes each connection after one keep-alive answer (an idle
+    timeout racing the next request): the second request goes again on a new
+    connection instead of failing."""
+    from reqsched_tools.loadengine import Spec, Txn
+
+    async def one_answer(reader, writer):
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello")
+        await writer.drain()
+        writer.close()
+
+    async def main():
+        srv = await asyncio.start_server(one_answer, "127.0.0.1", 0)
+        eng = Engine(("127.0.0.1", srv.sockets[0].getsockname()[1]), timeout=5, progress_s=60)
+        ids = iter(range(1, 10)).__next__
+        ts = [Txn(f"r{k}", "u", "c", "127.0.0.1", "GET", "http://h/", 0.0) for k in range(2)]
+        conn = None
+        for t in ts:
+            conn = await eng.run_one(conn, "127.0.0.1", ids, t, Spec("GET", "http://h/x", 5))
+            await asyncio.sleep(0.1)
+        srv.close()
+        return ts
+
+    first, second = asyncio.run(main())
+    assert (first.status, first.bytes, first.conn, first.retried) == (200, 5, 1, False)
+    assert (second.status, second.bytes, second.error) == (200, 5, "")
+    assert second.conn == 2 and second.retried

@@ -14,8 +14,9 @@ of the transaction's size inside it (the logged bytes of a tunnel), then closes.
 Outputs (write()):
   requests.csv   one row per transaction: id,user,class,addr,url,start,first_byte,
                  end,bytes,status,error (the columns of reqsched-replay's file, which
-                 reqsched-report reads) then method,sched,conn,page,role; times in s
-                 since the start, -1 = never; sched = when it was due
+                 reqsched-report reads) then method,sched,conn,page,role,retried; times
+                 in s since the start, -1 = never; sched = when it was due; retried = 1:
+                 sent again on a new connection (run_one())
   class_bytes.csv  bytes received per class per second: bin_start,class,bytes
   persecond.csv  second,class,transactions,bytes,active_users,errors,p50_ms,p95_ms,
                  p99_ms,pages,page_p50_ms,page_p95_ms (class "all" too): transactions,
@@ -72,6 +73,7 @@ class Txn:
     status: int = 0
     error: str = ""
     conn: int = 0                  # the user's connection it went over (1, 2, ...)
+    retried: bool = False          # sent again: the reused connection had been closed
     page: str = ""
     role: str = ""                 # main | embedded | "" (not part of a page)
 
@@ -282,29 +284,43 @@ class Engine:
         t.status, _, keep = await read_response(conn.reader, spec.method, head, body)
         return keep
 
-    async def run_one(self, conn: Optional[Conn], addr: str, cid: int, t: Txn,
-                      spec: Spec) -> Optional[Conn]:
-        """One transaction on conn (or a new connection numbered cid), recorded in
-        self.txns. Returns the connection if it stays usable."""
+    async def run_one(self, conn: Optional[Conn], addr: str, new_id: Callable[[], int],
+                      t: Txn, spec: Spec) -> Optional[Conn]:
+        """One transaction on conn (or a new connection numbered new_id()),
+        recorded in self.txns. Returns the connection if it stays usable. If a
+        reused keep-alive connection turns out closed by the proxy before any byte
+        of the answer (the proxy's idle timeout raced the request), the request
+        is sent again once on a new connection, as a browser does."""
         self.txns.append(t)
         t.start = self.now()
-        try:
-            if conn is None:
-                conn = await asyncio.wait_for(self.connect(addr, cid), self.timeout)
-            t.conn = conn.id
-            keep = await asyncio.wait_for(self.transact(conn, t, spec), self.timeout)
-            t.end = self.now()
-        except asyncio.CancelledError:
-            t.error = t.error or "cancelled at end of run"
-            if conn is not None:
-                conn.close()
-            raise
-        except (OSError, ValueError, asyncio.IncompleteReadError, asyncio.LimitOverrunError,
-                asyncio.TimeoutError) as e:
-            t.error = (type(e).__name__ + ": " + str(e))[:120].replace(",", ";")
-            t.end = self.now()
-            keep = False
-        if not keep and conn is not None:
+        reused = conn is not None
+        while True:
+            try:
+                if conn is None:
+                    conn = await asyncio.wait_for(self.connect(addr, new_id()), self.timeout)
+                t.conn = conn.id
+                keep = await asyncio.wait_for(self.transact(conn, t, spec), self.timeout)
+                t.end = self.now()
+                break
+            except asyncio.CancelledError:
+                t.error = t.error or "cancelled at end of run"
+                if conn is not None:
+                    conn.close()
+                raise
+            except (OSError, ValueError, asyncio.IncompleteReadError, asyncio.LimitOverrunError,
+                    asyncio.TimeoutError) as e:
+                if conn is not None:
+                    conn.close()
+                    conn = None
+                stale = isinstance(e, (asyncio.IncompleteReadError, ConnectionError))
+                if reused and stale and t.first_byte < 0:
+                    reused = False
+                    t.retried = True
+                    continue
+                t.error = (type(e).__name__ + ": " + str(e))[:120].replace(",", ";")
+                t.end = self.now()
+                return None
+        if not keep:
             conn.close()
             return None
         return conn
@@ -398,11 +414,12 @@ class Engine:
         with open(os.path.join(out, "requests.csv"), "w", newline="", encoding="utf-8") as f:
             w = csv.writer(f)
             w.writerow(["id", "user", "class", "addr", "url", "start", "first_byte", "end",
-                        "bytes", "status", "error", "method", "sched", "conn", "page", "role"])
+                        "bytes", "status", "error", "method", "sched", "conn", "page", "role",
+                        "retried"])
             for t in self.txns:
                 w.writerow([t.rid, t.user, t.cls, t.addr, t.url, f"{t.start:.4f}",
                             f"{t.first_byte:.4f}", f"{t.end:.4f}", t.bytes, t.status, t.error,
-                            t.method, f"{t.sched:.4f}", t.conn, t.page, t.role])
+                            t.method, f"{t.sched:.4f}", t.conn, t.page, t.role, int(t.retried)])
         with open(os.path.join(out, "class_bytes.csv"), "w", newline="", encoding="utf-8") as f:
             w = csv.writer(f)
             w.writerow(["bin_start", "class", "bytes"])

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import itertools
 import json
 from dataclasses import dataclass, field
 from typing import Optional
@@ -224,7 +225,7 @@ class LogReplay:
             return
         since = eng.enter(u.id, u.cls, u.addr)
         conn: Optional[Conn] = None
-        cid = 0
+        new_id = itertools.count(1).__next__
         try:
             for k, st in enumerate(u.steps):
                 if k:
@@ -236,9 +237,7 @@ class LogReplay:
                 if conn is not None and st.spec.method == "CONNECT":
                     conn.close()            # a tunnel takes a connection of its own
                     conn = None
-                if conn is None:
-                    cid += 1
-                conn = await eng.run_one(conn, u.addr, cid, t, st.spec)
+                conn = await eng.run_one(conn, u.addr, new_id, t, st.spec)
         finally:
             if conn is not None:
                 conn.close()
@@ -248,15 +247,13 @@ class LogReplay:
         eng = self.engine
         idle: list[Conn] = []
         slots = asyncio.Semaphore(self.max_conns)
-        counter = [0]
+        new_id = itertools.count(1).__next__
         running: set[asyncio.Task] = set()
 
         async def one(t: Txn, spec: Spec) -> None:
             try:
                 conn = idle.pop() if idle and spec.method != "CONNECT" else None
-                if conn is None:
-                    counter[0] += 1
-                kept = await eng.run_one(conn, u.addr, counter[0], t, spec)
+                kept = await eng.run_one(conn, u.addr, new_id, t, spec)
                 if kept is not None:
                     idle.append(kept)
             finally:

@@ -118,6 +118,7 @@ class Scenario:
     replay_access_log: Optional[str] = None
     replay_time_scale: float = 1.0
     replay_closed_loop: bool = False
+    replay_max_conns: int = 6            # connections per user (open loop)
 
     @property
     def payload_bps(self) -> float:
@@ -335,6 +336,9 @@ def build(raw: dict[str, Any], source: str = "") -> Scenario:
         sc.replay_access_log = str(rp["access_log"])
         sc.replay_time_scale = float(rp.get("time_scale", 1.0))
         sc.replay_closed_loop = bool(rp.get("closed_loop", False))
+        sc.replay_max_conns = int(rp.get("max_conns", 6))
+        if not 1 <= sc.replay_max_conns <= 1000:
+            raise ScenarioError("replay.max_conns must be in [1, 1000]")
         if not 0 < sc.replay_time_scale <= 1000:
             raise ScenarioError("replay.time_scale must be in (0, 1000]")
         if not any(c.clients for c in classes):

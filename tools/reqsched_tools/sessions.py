@@ -54,13 +54,14 @@ previous request ended starts a page); keys given beside it still win.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import math
 import os
 import random
 import tomllib
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from . import logparse
 from .loadengine import Conn, Engine, Page, Spec, Txn
@@ -280,7 +281,7 @@ class SessionLoad:
         return f"http://{self.servers[rng.randrange(len(self.servers))]}{self.port}{path}"
 
     async def page(self, uid: str, c: ClassLoad, addr: str, conns: list[Optional[Conn]],
-                   ids: list[int], rng: random.Random, pid: str) -> None:
+                   new_id: Callable[[], int], rng: random.Random, pid: str) -> None:
         eng, m = self.engine, c.model
         pg = Page(pid, uid, c.name, eng.now())
         eng.pages.append(pg)
@@ -289,10 +290,7 @@ class SessionLoad:
             path = f"/page/{pid}/{'main' if role == 'main' else f'obj{k}'}"
             t = Txn(f"{pid}.{k}", uid, c.name, addr, "GET", self.url(rng, path), eng.now(),
                     page=pid, role=role)
-            if conns[slot] is None:
-                ids[0] += 1
-                ids[slot + 1] = ids[0]
-            conns[slot] = await eng.run_one(conns[slot], addr, ids[slot + 1], t,
+            conns[slot] = await eng.run_one(conns[slot], addr, new_id, t,
                                             Spec("GET", t.url, size))
             pg.objects += 1
             pg.bytes += t.bytes
@@ -321,7 +319,7 @@ class SessionLoad:
                                                                     or s < sessions):
                 s += 1
                 conns: list[Optional[Conn]] = [None] * m.connections
-                ids = [0] * (m.connections + 1)       # [last id given, id per slot]
+                new_id = itertools.count(1).__next__
                 try:
                     for p in range(max(1, m.pages_per_session.count(rng))):
                         if p:
@@ -332,7 +330,7 @@ class SessionLoad:
                                 pass
                             if leave.is_set() or eng.stop.is_set():
                                 break
-                        await self.page(uid, c, addr, conns, ids, rng, f"{uid}.{s}.{p + 1}")
+                        await self.page(uid, c, addr, conns, new_id, rng, f"{uid}.{s}.{p + 1}")
                 finally:
                     for cn in conns:
                         if cn is not None:

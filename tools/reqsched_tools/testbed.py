@@ -333,7 +333,7 @@ class Runner:
                 "--default-class", last.name,
                 "--default-addrs", f"{netns.user_addr(len(sc.classes) - 1, 0)}-{last.users}",
                 "--time-scale", str(sc.replay_time_scale), "--duration", str(duration),
-                "--out", out]
+                "--max-conns", str(sc.replay_max_conns), "--out", out]
         return argv + (["--closed-loop"] if sc.replay_closed_loop else [])
 
     def run_replay(self, argv: list[str], tag: str, logpath: str, duration: float) -> int:
