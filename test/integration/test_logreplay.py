@@ -80,3 +80,28 @@ def test_replay_matches_squid_access_log(squid_factory, origin, workdir: Path):
     # the CONNECTs carried the logged bytes
     tunnels = sorted(int(r["bytes"]) for r in rows if r["method"] == "CONNECT")
     assert tunnels == [7000, 20000]
+
+
+def test_repeated_urls_hit_the_cache_with_max_age(squid_factory, origin, workdir: Path):
+    """--max-age makes the replayed GET 200s cacheable: a URL the log repeats is
+    a hit in Squid's memory cache the second time (a cache-on run)."""
+    sq = squid_factory(cache=True, sched=h.sched_conf(window="fixed 4"))
+    lines = "".join(native(7000 + 0.3 * k, f"10.1.0.{k % 3 + 1}", 200, 4000,
+                           "GET", f"http://site.example/obj/{k % 4}") for k in range(12))
+    log = workdir / "repeats.log"
+    log.write_text(lines)
+    p = subprocess.run(
+        [sys.executable, "-m", "reqsched_tools.load", "replay", str(log),
+         "--proxy", f"127.0.0.1:{sq.port}", "--servers", "127.0.0.1",
+         "--http-port", str(origin.port), "--default-addrs", "127.0.0.71-73",
+         "--max-age", "300", "--time-scale", "0.5", "--timeout", "20", "--out", str(workdir / "o")],
+        capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    rows = [r for r in sq.access_log(quiet=0.5, timeout=10) if "/obj/" in r["url"]]
+    assert len(rows) == 12 and all(r["status"] == "200" for r in rows)
+    first = {}
+    for r in sorted(rows, key=lambda r: float(r["t"])):
+        first.setdefault(r["url"], r)
+    assert all(r["code"] == "TCP_MISS" for r in first.values())
+    hits = [r for r in rows if r not in first.values()]
+    assert len(hits) == 8 and all("HIT" in r["code"] for r in hits), [r["code"] for r in hits]
