@@ -136,6 +136,7 @@ def test_open_loop_replay_keeps_start_times_methods_statuses_sizes(mini_proxy, t
     assert summary["log"]["requests"] == 25 and summary["completed"] == 25
     ps = list(csv.DictReader(open(out / "persecond.csv")))
     assert sum(int(r["transactions"]) for r in ps if r["class"] == "all") == 25
+    assert (out / "persecond.png").stat().st_size > 10_000
     assert max(int(r["active_users"]) for r in ps if r["class"] == "all") == 4
 
 

@@ -6,17 +6,19 @@
   reqsched-load sessions PROFILE [...] sessions of page loads under a load profile
                                        (sessions.py)
   reqsched-load genlog OUT [...]       write a seeded synthetic access log (genlog.py)
+  reqsched-load plot DIR               persecond.png from a run's persecond.csv
 
 Outputs in --out: requests.csv, class_bytes.csv, persecond.csv (loadengine.py)
 and replay.json (the run's start epoch, duration and users, which
 reqsched-report reads as it reads reqsched-replay's; the log's summary; the
 counts and the per-class table printed at the end). A progress line goes to
-stderr every --progress-s seconds.
+stderr every --progress-s seconds; persecond.png at the end (--no-plots: not).
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
+import csv
 import json
 import os
 import sys
@@ -48,6 +50,36 @@ def positive(text: str) -> float:
     return v
 
 
+PLOTTED = (("transactions", "transactions/s"), ("active_users", "active users"),
+           ("p95_ms", "object latency p95 (ms)"), ("page_p95_ms", "page load p95 (ms)"))
+
+
+def plot_persecond(out: str) -> str:
+    """persecond.png: per second and class, transactions, active users, object
+    latency p95 and page load p95 (the last panel empty without pages)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from .report import _save_plot
+
+    with open(os.path.join(out, "persecond.csv"), newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    classes = list(dict.fromkeys(r["class"] for r in rows))
+    fig, axes = plt.subplots(2, 2, figsize=(11, 6.5), sharex=True)
+    for ax, (key, label) in zip(axes.flat, PLOTTED):
+        for c in classes:
+            pts = [(int(r["second"]), float(r[key])) for r in rows
+                   if r["class"] == c and r[key] != ""]
+            if pts:
+                ax.plot(*zip(*pts), label=c, lw=1.2, ls="--" if c == "all" else "-")
+        ax.set_title(label, fontsize=10)
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=8)
+    for ax in axes[1]:
+        ax.set_xlabel("s since the start")
+    return _save_plot(fig, out, "persecond.png")
+
+
 def count(text: str) -> int:
     """An integer >= 0 (argparse type)."""
     v = int(text)
@@ -56,7 +88,8 @@ def count(text: str) -> int:
     return v
 
 
-def run_engine(engine: Engine, tasks: list, duration: float, out: str, info: dict) -> int:
+def run_engine(engine: Engine, tasks: list, duration: float, out: str, info: dict,
+               plots: bool) -> int:
     asyncio.run(engine.run(tasks, duration))
     engine.write(out)
     done = sum(1 for t in engine.txns if t.end >= 0)
@@ -70,6 +103,8 @@ def run_engine(engine: Engine, tasks: list, duration: float, out: str, info: dic
         json.dump(info, f, indent=1)
     print(f"load: {len(engine.txns)} transactions, {done} completed, {errors} errors -> {out}",
           file=sys.stderr, flush=True)
+    if plots:
+        plot_persecond(out)
     return 130 if engine.interrupted else 0
 
 
@@ -105,7 +140,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     rp = logreplay.LogReplay(engine, users, args.closed_loop, args.max_conns)
     info = {"log": s, "log_clients": {u.id: u.client for u in users},
             "time_scale": args.time_scale, "closed_loop": args.closed_loop}
-    return run_engine(engine, rp.tasks(), duration, args.out, info)
+    return run_engine(engine, rp.tasks(), duration, args.out, info, not args.no_plots)
 
 
 def log_format(p: argparse.ArgumentParser) -> None:
@@ -123,7 +158,8 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     info = {"profile": args.profile, "seed": args.seed,
             "classes_profile": [{"name": c.name, "unit": c.unit, "phases": c.phases,
                                  "connections": c.model.connections} for c in classes]}
-    rc = run_engine(engine, sl.tasks(), sl.duration() + args.timeout, args.out, info)
+    rc = run_engine(engine, sl.tasks(), sl.duration() + args.timeout, args.out, info,
+                    not args.no_plots)
     if sl.no_address:
         print(f"load: {sl.no_address} users not started: their class had no free address "
               "(at most at once for users profiles, arrivals for sessions_per_s)",
@@ -153,6 +189,7 @@ def common_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=positive, default=120.0, help="per-transaction limit in s")
     p.add_argument("--progress-s", type=positive, default=5.0, help="progress line interval")
     p.add_argument("--out", default="load-out", help="output directory")
+    p.add_argument("--no-plots", action="store_true", help="no persecond.png")
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -221,6 +258,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--head", type=float, default=0.01, help="share of HEAD page loads")
     p.add_argument("--connect", type=float, default=0.12, help="share of CONNECT page loads")
     p.set_defaults(func=cmd_genlog)
+
+    p = sub.add_parser("plot", help="persecond.png from a run's persecond.csv")
+    p.add_argument("dir", help="the run's --out directory")
+    p.set_defaults(func=lambda a: print(plot_persecond(a.dir)) or 0)
 
     args = ap.parse_args(argv)
     if getattr(args, "max_conns", 1) < 1:
