@@ -10,7 +10,9 @@ counted, never fatal.
   "combined" logformats, which append " code:hierarchy"):
     client ident user [dd/Mon/yyyy:HH:MM:SS +zone] "METHOD URL HTTP/v" status bytes
     [ "referer" "user-agent"] [code:hierarchy]
-  (time is the request's start, to the second; bytes "-" = 0).
+  (bytes "-" = 0). The time, to the second, is taken as the request's start:
+  Apache logs the request's arrival; Squid logs when the transaction ended
+  (squid_curtime in Format.cc) and the format has no duration to subtract.
 - the testbed's own Squid log format (logformat reqsched, see squidconf.py):
     time elapsed client code/status bytes method URL replay_id class wait_ms
 - plain URL lists: "URL [SIZE]" per line, '#' comments.
