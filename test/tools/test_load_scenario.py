@@ -23,7 +23,7 @@ def test_log_replay_scenario_and_client_map(tmp_path):
     r = testbed.Runner(sc, str(tmp_path), "rstest", None)
     r.servers = ["10.20.0.1", "10.20.0.2"]
     argv = r.load_argv(str(tmp_path / "msf"), 150.0)
-    assert argv[1:5] == ["-m", "reqsched_tools.load", "replay", r.resolve("sample-access.log")]
+    assert argv[1:5] == ["-m", "reqsched_tools.load", "replay", r.input_path("sample-access.log")]
     for opt, val in (("--time-scale", "0.25"), ("--duration", "150.0"),
                      ("--default-class", "bronze"), ("--default-addrs", "10.10.3.1-100"),
                      ("--servers", "10.20.0.1,10.20.0.2"), ("--tunnel-port", "443"),
