@@ -105,3 +105,37 @@ def test_repeated_urls_hit_the_cache_with_max_age(squid_factory, origin, workdir
     assert all(r["code"] == "TCP_MISS" for r in first.values())
     hits = [r for r in rows if r not in first.values()]
     assert len(hits) == 8 and all("HIT" in r["code"] for r in hits), [r["code"] for r in hits]
+
+
+def test_logged_logins_are_classified_by_squids_login_acl(squid_factory, origin, workdir: Path):
+    """--by-login --proxy-password through a Squid with Basic auth and a
+    proxy_auth class ACL: the log's alice and bob, both behind one logged
+    address, are two users, and Squid puts alice's requests in gold and
+    bob's in bronze by login."""
+    sq = squid_factory(
+        acls=(f"auth_param basic program {h.helper_copy('basic_auth_ok', workdir)}\n"
+              "auth_param basic children 2\nacl authed proxy_auth REQUIRED\n"
+              "acl gold_login proxy_auth alice\n"
+              "http_access allow localhost manager\nhttp_access deny !authed\n"),
+        sched=h.sched_conf(window="fixed 4", classes=[("gold", 3), ("bronze", 1)],
+                           access=[("gold", "allow gold_login"), ("bronze", "allow all")]))
+    lines = "".join(native(8000 + 0.2 * k, "10.1.0.1", 200, 3000, "GET",
+                           f"http://site.example/u/{k}").replace(" - HIER", f" {who} HIER")
+                    for k, who in enumerate(["alice", "bob"] * 4))
+    log = workdir / "logins.log"
+    log.write_text(lines)
+    p = subprocess.run(
+        [sys.executable, "-m", "reqsched_tools.load", "replay", str(log),
+         "--proxy", f"127.0.0.1:{sq.port}", "--servers", "127.0.0.1",
+         "--http-port", str(origin.port), "--default-addrs", "127.0.0.81-82", "--by-login",
+         "--proxy-password", "pw", "--time-scale", "0.5", "--timeout", "20",
+         "--out", str(workdir / "o")],
+        capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    rows = [r for r in sq.access_log(quiet=0.5, timeout=10) if "/u/" in r["url"]]
+    assert len(rows) == 8 and all(r["status"] == "200" for r in rows), rows
+    by_src = {r["src"]: set() for r in rows}
+    for r in rows:
+        by_src[r["src"]].add((r["class"], int(r["url"].rsplit("/", 1)[1]) % 2))
+    # alice (even k) is one user on one address, in gold; bob (odd k) on the other, in bronze
+    assert sorted(by_src.values(), key=sorted) == [{("bronze", 1)}, {("gold", 0)}]

@@ -40,11 +40,13 @@ class MiniProxy:
     """A forward proxy on a free loopback port, in a thread of its own: each
     client connection is piped to the origin (absolute-form requests, which
     reqsched-origin answers); CONNECT is answered 200 and then piped. It keeps
-    the source address of every accepted connection and each CONNECT target."""
+    the source address of every accepted connection, the head of its first
+    request and each CONNECT target."""
 
     def __init__(self, origin_port: int):
         self.origin_port = origin_port
         self.accepted: list[str] = []
+        self.heads: list[bytes] = []
         self.connects: list[str] = []
         self.loop = asyncio.new_event_loop()
         ready = threading.Event()
@@ -75,6 +77,7 @@ class MiniProxy:
         self.accepted.append(writer.get_extra_info("peername")[0])
         ur, uw = await asyncio.open_connection("127.0.0.1", self.origin_port)
         first = await reader.readuntil(b"\r\n\r\n")
+        self.heads.append(first)
         if first.startswith(b"CONNECT "):
             self.connects.append(first.split(b" ", 2)[1].decode())
             writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
@@ -83,8 +86,18 @@ class MiniProxy:
         await asyncio.gather(self._pipe(reader, uw), self._pipe(ur, writer))
 
     def close(self) -> None:
+        """Cancel every connection's pipes and stop the loop: no coroutine is
+        left to be finalized later (during an unrelated import, say)."""
+        async def shutdown() -> None:
+            self.server.close()
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        asyncio.run_coroutine_threadsafe(shutdown(), self.loop).result(5)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(5)
+        self.loop.close()
 
 
 @pytest.fixture

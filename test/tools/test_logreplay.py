@@ -3,6 +3,7 @@
 the log summary, and a replay through a loopback proxy whose start times,
 methods, statuses and sizes are the log's."""
 import asyncio
+import base64
 import csv
 import io
 import json
@@ -236,3 +237,20 @@ def test_request_on_a_keepalive_connection_the_proxy_closed_is_sent_again():
     assert (first.status, first.bytes, first.conn, first.retried) == (200, 5, 1, False)
     assert (second.status, second.bytes, second.error) == (200, 5, "")
     assert second.conn == 2 and second.retried
+
+
+def test_logged_logins_authenticate_to_the_proxy(mini_proxy, tmp_path):
+    """--by-login --proxy-password: a user per logged login, each request with
+    Proxy-Authorization Basic LOGIN:PASSWORD; a client without a login sends none."""
+    lines = (native(5000.0, 0, "10.1.0.1", 200, 10, "GET", "http://a.example/1")
+             .replace(" - HIER", " alice HIER")
+             + native(5000.1, 0, "10.1.0.1", 200, 10, "GET", "http://a.example/2")
+             .replace(" - HIER", " bob HIER")
+             + native(5000.2, 0, "10.1.0.2", 200, 10, "GET", "http://a.example/3"))
+    rows, _ = replay_log(lines, mini_proxy.port, mini_proxy.origin_port, tmp_path,
+                         "--by-login", "--proxy-password", "s3cret")
+    assert len({r["user"] for r in rows}) == 3 and all(r["error"] == "" for r in rows)
+    auth = sorted(next((ln.split(b" ")[-1] for ln in h.split(b"\r\n")
+                        if ln.startswith(b"Proxy-Authorization:")), b"-")
+                  for h in mini_proxy.heads)
+    assert auth == [b"-", base64.b64encode(b"alice:s3cret"), base64.b64encode(b"bob:s3cret")]

@@ -4,6 +4,7 @@ distributions, profile files, page semantics (embedded objects only after the
 main object, at most N connections per user) and the profile's shape (users
 over time), through a loopback proxy."""
 import asyncio
+import base64
 import collections
 import csv
 import json
@@ -58,7 +59,9 @@ def test_profile_file_validation(tmp_path):
             ({"classes": [{"name": "g", "addrs": "10.0.0.1", "users": [[1, 1]],
                            "think_s": "exp:-1"}]}, "distribution"),
             ({"classes": [{"name": "g", "users": [[1, 1]]}]}, "missing key"),
-            ({"classes": [{"name": "g", "addrs": "10.0.0.1", "users": [[1, 1]]}] * 2}, "twice")]
+            ({"classes": [{"name": "g", "addrs": "10.0.0.1", "users": [[1, 1]]}] * 2}, "twice"),
+            ({"classes": [{"name": "g", "addrs": "10.0.0.1", "users": [[1, 1]],
+                           "login": "fixed"}]}, "needs {n}")]
     for raw, msg in bads:
         with pytest.raises(ValueError, match=msg):
             sessions.load_profile(raw)
@@ -67,9 +70,9 @@ def test_profile_file_validation(tmp_path):
     assert load.main(["sessions", str(f)]) == 2
 
 
-def run_sessions(proxy_port, origin_port, classes, seconds):
+def run_sessions(proxy_port, origin_port, classes, seconds, password=None):
     async def main():
-        eng = Engine(("127.0.0.1", proxy_port), timeout=10, progress_s=60)
+        eng = Engine(("127.0.0.1", proxy_port), timeout=10, progress_s=60, password=password)
         sl = sessions.SessionLoad(eng, classes, ["127.0.0.1"], origin_port, seed=4)
         await eng.run(sl.tasks(), seconds)
         return eng, sl
@@ -179,11 +182,15 @@ def test_page_composition_from_a_log(tmp_path):
         sessions.pages_of_log([])
 
 
-def test_users_beyond_the_address_range_are_counted_not_started(mini_proxy):
+def test_users_beyond_the_address_range_are_counted_not_started_and_log_in(mini_proxy):
     m = sessions.PageModel(connections=1, pages_per_session=sessions.Dist("const:1000"),
                            embedded=sessions.Dist("const:0"), main_size=sessions.Dist("const:10"),
                            think_s=sessions.Dist("const:0.2"))
     c = sessions.ClassLoad("g", ["127.0.0.150", "127.0.0.151"], [(0.2, 5), (1, 5)], "users", m)
-    eng, sl = run_sessions(mini_proxy.port, mini_proxy.origin_port, [c], 5)
+    c.login = "g{n}"
+    eng, sl = run_sessions(mini_proxy.port, mini_proxy.origin_port, [c], 5, password="pw")
     assert {t.addr for t in eng.txns} == {"127.0.0.150", "127.0.0.151"}
+    creds = {h.split(b"Proxy-Authorization: Basic ")[1].split(b"\r\n")[0]
+             for h in mini_proxy.heads}
+    assert creds == {base64.b64encode(b"g1:pw"), base64.b64encode(b"g2:pw")}
     assert len(eng.users) == 2 and sl.no_address == 3

@@ -136,7 +136,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     print(f"load: {len(users)} emulated users, {len(entries)} requests over {last:.1f} s "
           f"({'closed' if args.closed_loop else 'open'} loop, time scale {args.time_scale:g}) "
           f"via {args.proxy}", file=sys.stderr, flush=True)
-    engine = Engine(proxy_of(args.proxy), args.timeout, args.progress_s)
+    engine = Engine(proxy_of(args.proxy), args.timeout, args.progress_s, args.proxy_password)
     rp = logreplay.LogReplay(engine, users, args.closed_loop, args.max_conns)
     info = {"log": s, "log_clients": {u.id: u.client for u in users},
             "time_scale": args.time_scale, "closed_loop": args.closed_loop}
@@ -151,7 +151,7 @@ def log_format(p: argparse.ArgumentParser) -> None:
 def cmd_sessions(args: argparse.Namespace) -> int:
     classes, servers, port = sessions.load_profile(sessions.read_profile(args.profile),
                                                    os.path.dirname(os.path.abspath(args.profile)))
-    engine = Engine(proxy_of(args.proxy), args.timeout, args.progress_s)
+    engine = Engine(proxy_of(args.proxy), args.timeout, args.progress_s, args.proxy_password)
     sl = sessions.SessionLoad(engine, classes, servers, port, args.seed)
     print(f"load: {len(classes)} classes for {sl.duration():.0f} s via {args.proxy}",
           file=sys.stderr, flush=True)
@@ -190,6 +190,9 @@ def common_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--progress-s", type=positive, default=5.0, help="progress line interval")
     p.add_argument("--out", default="load-out", help="output directory")
     p.add_argument("--no-plots", action="store_true", help="no persecond.png")
+    p.add_argument("--proxy-password", metavar="PW",
+                   help="authenticate users that have a login (logged, or a profile's login) "
+                        "to the proxy: Basic LOGIN:PW")
 
 
 def main(argv: Optional[list[str]] = None) -> int:

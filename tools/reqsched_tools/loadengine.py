@@ -29,6 +29,7 @@ Outputs (write()):
 from __future__ import annotations
 
 import asyncio
+import base64
 import csv
 import math
 import os
@@ -55,6 +56,7 @@ class Spec:
     status: int = 200
     body: int = 0                  # request body bytes (POST, PUT)
     max_age: int = 0               # > 0: cacheable for max_age s
+    login: str = ""                # proxy login (Basic, with the engine's password)
 
 
 @dataclass
@@ -195,8 +197,10 @@ def percentile(xs: list[float], p: float) -> float:
 class Engine:
     """Transactions through one proxy, their records and the run's clock."""
 
-    def __init__(self, proxy: tuple[str, int], timeout: float, progress_s: float = 5.0):
+    def __init__(self, proxy: tuple[str, int], timeout: float, progress_s: float = 5.0,
+                 password: Optional[str] = None):
         self.proxy = proxy
+        self.password = password       # None: no Proxy-Authorization at all
         self.timeout = timeout
         self.progress_s = progress_s
         self.txns: list[Txn] = []
@@ -254,8 +258,12 @@ class Engine:
             self.account(t.cls, n)
 
         w = conn.writer
+        auth = ""
+        if spec.login and self.password is not None:
+            cred = base64.b64encode(f"{spec.login}:{self.password}".encode()).decode()
+            auth = f"Proxy-Authorization: Basic {cred}\r\n"
         if spec.method == "CONNECT":
-            w.write((f"CONNECT {spec.url} HTTP/1.1\r\nHost: {spec.url}\r\n"
+            w.write((f"CONNECT {spec.url} HTTP/1.1\r\nHost: {spec.url}\r\n{auth}"
                      f"User-Agent: reqsched-load\r\nX-Replay-Id: {t.rid}\r\n\r\n").encode("latin-1"))
             await w.drain()
             h = await conn.reader.readuntil(b"\r\n\r\n")
@@ -270,7 +278,7 @@ class Engine:
             return False
         host = spec.url.split("/", 3)[2]
         extra = f"Content-Length: {spec.body}\r\n" if spec.body or spec.method == "POST" else ""
-        w.write((f"{spec.method} {spec.url} HTTP/1.1\r\nHost: {host}\r\n"
+        w.write((f"{spec.method} {spec.url} HTTP/1.1\r\nHost: {host}\r\n{auth}"
                  f"User-Agent: reqsched-load\r\nX-Replay-Id: {t.rid}\r\nAccept: */*\r\n"
                  f"{origin_headers(spec)}{extra}\r\n").encode("latin-1"))
         if spec.body:

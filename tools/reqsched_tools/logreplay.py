@@ -28,7 +28,9 @@ The logged method, status and size are reproduced: the URL keeps its path and
 query with its host moved onto one of --servers (stable per logged host), so
 repeated URLs stay repeated; the origin is asked for the status and size in
 headers (loadengine); POST/PUT send a request body of --post-bytes; CONNECT
-opens a tunnel to the server's --tunnel-port and carries the logged bytes. A
+opens a tunnel to the server's --tunnel-port and carries the logged bytes. With
+--proxy-password, a request with a logged login authenticates to the proxy as
+that login (Basic, the one password for all), so login ACLs classify it. A
 logged status the origin cannot send (none, 1xx) is asked as 200. Logged sizes
 include the proxy's reply head, so replayed responses are larger by that head.
 """
@@ -164,7 +166,8 @@ def plan(entries: list[logparse.LogEntry], cmap: ClientMap, servers: list[str], 
         status = e.status if 200 <= e.status <= 999 else 200
         spec = Spec(e.method, target_of(e, servers, http_port, tunnel_port), e.bytes, status,
                     post_bytes if e.method in ("POST", "PUT") else 0,
-                    max_age if e.method == "GET" and status == 200 else 0)
+                    max_age if e.method == "GET" and status == 200 else 0,
+                    "" if e.login == "-" else e.login)
         think = max(0.0, e.start - last_end.get(key, e.start)) * time_scale
         last_end[key] = max(last_end.get(key, e.start), e.time)
         u.steps.append(Step((e.start - t0) * time_scale, think, spec, i))

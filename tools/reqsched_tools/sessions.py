@@ -45,6 +45,8 @@ Profile file (TOML or JSON):
   think_s = "pareto:1.5:1"
   think_max_s = 60
   # page_log = "access.log"         # page composition and think times from a log
+  # login = "gold{n}"               # proxy login of user n (1, 2, ...; with
+                                    # reqsched-load --proxy-password)
 Distributions: const:X, exp:MEAN, uniform:LO:HI, lognormal:MU:SIGMA,
 pareto:ALPHA:K, surge (sizes). page_log (a path relative to the profile file)
 takes main object sizes, embedded object counts and sizes and think times from
@@ -154,6 +156,7 @@ class ClassLoad:
     phases: list[tuple[float, float]]         # (duration s, level at its end)
     unit: str = "users"                        # users | sessions_per_s
     model: PageModel = field(default_factory=PageModel)
+    login: str = ""                            # proxy login template: {n} = user number
 
     @property
     def duration(self) -> float:
@@ -243,7 +246,10 @@ def load_profile(raw: dict[str, Any], base: str = ".") -> tuple[list[ClassLoad],
                         "think_s"):
                 if key in c:
                     setattr(m, key, Dist(str(c[key])))
-            cl = ClassLoad(name, parse_addr_range(str(c["addrs"])), phases, units[0], m)
+            cl = ClassLoad(name, parse_addr_range(str(c["addrs"])), phases, units[0], m,
+                           str(c.get("login", "")))
+            if cl.login and "{n}" not in cl.login:
+                raise ValueError(f"login {cl.login!r} needs {{n}} (the user's number)")
         except KeyError as e:
             raise ValueError(f"{where}: missing key {e}") from e
         except (TypeError, ValueError) as e:
@@ -280,8 +286,9 @@ class SessionLoad:
     def url(self, rng: random.Random, path: str) -> str:
         return f"http://{self.servers[rng.randrange(len(self.servers))]}{self.port}{path}"
 
-    async def page(self, uid: str, c: ClassLoad, addr: str, conns: list[Optional[Conn]],
-                   new_id: Callable[[], int], rng: random.Random, pid: str) -> None:
+    async def page(self, uid: str, c: ClassLoad, addr: str, login: str,
+                   conns: list[Optional[Conn]], new_id: Callable[[], int],
+                   rng: random.Random, pid: str) -> None:
         eng, m = self.engine, c.model
         pg = Page(pid, uid, c.name, eng.now())
         eng.pages.append(pg)
@@ -291,7 +298,7 @@ class SessionLoad:
             t = Txn(f"{pid}.{k}", uid, c.name, addr, "GET", self.url(rng, path), eng.now(),
                     page=pid, role=role)
             conns[slot] = await eng.run_one(conns[slot], addr, new_id, t,
-                                            Spec("GET", t.url, size))
+                                            Spec("GET", t.url, size, login=login))
             pg.objects += 1
             pg.bytes += t.bytes
             pg.errors += bool(t.error)
@@ -311,6 +318,7 @@ class SessionLoad:
         """A user: sessions until told to leave (or `sessions` of them)."""
         eng, m = self.engine, c.model
         uid = f"{c.name}-{n}"
+        login = c.login.replace("{n}", str(n))
         rng = random.Random(f"{self.seed}/{uid}")
         since = eng.enter(uid, c.name, addr)
         s = 0
@@ -330,7 +338,8 @@ class SessionLoad:
                                 pass
                             if leave.is_set() or eng.stop.is_set():
                                 break
-                        await self.page(uid, c, addr, conns, new_id, rng, f"{uid}.{s}.{p + 1}")
+                        await self.page(uid, c, addr, login, conns, new_id, rng,
+                                        f"{uid}.{s}.{p + 1}")
                 finally:
                     for cn in conns:
                         if cn is not None:
