@@ -463,13 +463,13 @@ def analyse_mode(run_dir: str, mode: str, sc: dict) -> dict[str, Any]:
             e["W"] = fnum(g.get("W"))
             e["W_max"] = fnum(g.get("W_max"))
             e["U"] = fnum(g.get("U"))
-            for k in ("pace_bps", "window_bytes", "flows", "flows_waiting", "long_transfers"):
-                if fnum(g.get(k)) is not None:
-                    e[k] = fnum(g.get(k))
+            for key in ("pace_bps", "window_bytes", "flows", "flows_waiting", "long_transfers"):
+                if fnum(g.get(key)) is not None:
+                    e[key] = fnum(g.get(key))
             if fnum(g.get("link_bytes")) is not None and fnum(g.get("interval_s")):
-                for k in ("link_bytes", "proxied_bytes", "exceptive_bytes"):
-                    if fnum(g.get(k)) is not None:
-                        e[k.replace("_bytes", "_bps")] = round(g[k] * 8 / g["interval_s"])
+                for key in ("link_bytes", "proxied_bytes", "exceptive_bytes"):
+                    if fnum(g.get(key)) is not None:
+                        e[key.replace("_bytes", "_bps")] = round(g[key] * 8 / g["interval_s"])
         ts = [s for s in samples if t0 + a - 0.3 <= s[0] <= t0 + b + 0.3]
         if len(ts) >= 2 and ts[-1][0] > ts[0][0]:
             e["link_util"] = round((ts[-1][1] - ts[0][1]) * 8 / (link_bps * (ts[-1][0] - ts[0][0])), 4)
@@ -949,8 +949,8 @@ def markdown(results: list[dict], sc: dict, label: str = "") -> str:
                " / ".join("-" if c.get("share_error") is None else f"{c['share_error'] * 100:+.0f}"
                           for c in cl)]
         if inter:
-            c = next((c for c in r["classes"] if c["name"] == inter), {})
-            sm = c.get("small_latency_ms") or {}
+            ic: dict[str, Any] = next((c for c in r["classes"] if c["name"] == inter), {})
+            sm = ic.get("small_latency_ms") or {}
             row.append(f"{fmt(sm.get('p50'), '.0f')} / {fmt(sm.get('p95'), '.0f')}"
                        if per == "all" else "")
         qd = qd or {}

@@ -196,6 +196,11 @@ def link_util(res: Json, t0: float, t1: float) -> float:
     return by * 8 / (res["link_bps"] * (t1 - t0))
 
 
+def of_class(c: int) -> Callable[[Json, list[float]], bool]:
+    """requests_of() predicate: the requests of users of class c."""
+    return lambda user, req: bool(user["class"] == c)
+
+
 def requests_of(res: Json, t0: float = 0.0, t1: float = math.inf,
                 pred: Callable[[Json, list[float]], bool] | None = None
                 ) -> list[list[float]]:
@@ -223,7 +228,7 @@ def report(scenario: str, run: Run, res: Json) -> Json:
     idle_classes = {a[0] for a in run.active}
     classes = []
     for i, name in enumerate(names):
-        reqs = requests_of(res, pred=lambda u, r, i=i: u["class"] == i)
+        reqs = requests_of(res, pred=of_class(i))
         lat = [(r[5] - r[2]) * 1000 for r in reqs]
         classes.append({
             "name": name, "weight": weights[i],
@@ -563,7 +568,7 @@ def sc_latency(eng: Engine, seed: int) -> Outcome:
         lat[mode] = latency_split(requests_of(res, 100, 900))
         lat[mode + "_util"] = link_util(res, 100, 1000)
         lat[mode + "_per_class"] = [
-            latency_split(requests_of(res, 100, 900, lambda u, q, c=c: u["class"] == c))
+            latency_split(requests_of(res, 100, 900, of_class(c)))
             for c in range(3)]
     a, o = lat["msf"], lat["ordinary"]
     out.rows += [

@@ -146,10 +146,10 @@ def evaluate(results: list[dict], sc: dict, idle: Optional[dict]) -> list[dict]:
         if "restart_recovery_vs_stock" in t:
             rs, ss = r.get("restart") or {}, (stock or {}).get("restart") or {}
             mine = _ratio(rs.get("rps_after"), rs.get("rps_before"))
-            ref = _ratio(ss.get("rps_after"), ss.get("rps_before"))
-            rows.append(_row(m, "all", "req/s after/before restart / stock's", _ratio(mine, ref),
+            theirs = _ratio(ss.get("rps_after"), ss.get("rps_before"))
+            rows.append(_row(m, "all", "req/s after/before restart / stock's", _ratio(mine, theirs),
                              ">=", t["restart_recovery_vs_stock"],
-                             f"{mine:.3f} vs stock {ref:.3f}" if mine is not None and ref is not None
+                             f"{mine:.3f} vs stock {theirs:.3f}" if mine is not None and theirs is not None
                              else "no stock run"))
         if t.get("never_worse_than_stock"):
             for c in r["classes"]:
