@@ -77,3 +77,71 @@ def test_followers_survive_the_first_client_leaving(squid_factory, origin):
     assert not bad, bad
     assert 1 <= _fetches(origin, "/cq/leave") <= 5
     assert_balanced(idle(sq))
+
+
+def test_followers_of_a_private_response_are_scheduled(squid_factory, origin):
+    """The queued miss's response turns out private (Cache-Control:
+    no-store): its collapsed followers cannot share it and each fetches on
+    its own (Squid's "unshareable" path). Each of those fetches uses the
+    link, so each goes through the scheduler: released = blocker + every
+    origin fetch, and the window balances."""
+    sq, blocker = _queued_squid(squid_factory, origin)
+    obj = origin.url("/cq/private", size=SIZE)      # no max_age: no-store
+    res = h.Background([lambda: http_get(sq.port, obj, timeout=30) for _ in range(5)], stagger=0.02).join(30)
+    assert blocker.join(10)[0].ok
+    bad = [r for r in res if not r.ok or r.body_len != SIZE]
+    assert not bad, bad
+    fetched = _fetches(origin, "/cq/private")
+    rp = idle(sq)
+    assert_balanced(rp)
+    assert rp.g("released") == 1 + fetched, f"{fetched} origin fetches:\n{rp.text}"
+    print(f"private response: {fetched} origin fetches for 5 clients")
+
+
+
+def _stale_squid(squid_factory, origin, path: str, more: str = ""):
+    """A cached object gone stale, then the one slot (fixed 1) held by a blocker."""
+    sq = squid_factory(sched=sched_conf(window="fixed 1", more=more), cache=True,
+                       extra="collapsed_forwarding on\n")
+    obj = origin.url(path, size=SIZE, max_age=1)
+    assert http_get(sq.port, obj).ok
+    time.sleep(2.2)
+    blocker = _block_window(sq, origin, 1, 2500)
+    wait_until(lambda: sq.report().g("W") == 1, 5, what="the blocker to hold the one slot")
+    return sq, blocker, obj
+
+
+def test_stale_hits_collapse_on_a_queued_revalidation(squid_factory, origin):
+    """Stale hits that arrive while the first one's revalidation waits
+    collapse on its revalidation entry: one queued request, one origin
+    revalidation for 5 clients (5 and 5 before patch 33: the revalidation
+    was queued before processExpired() created that entry)."""
+    sq, blocker, obj = _stale_squid(squid_factory, origin, "/cq/stale")
+    clients = h.Background([lambda: http_get(sq.port, obj, timeout=30) for _ in range(5)], stagger=0.02)
+    time.sleep(0.3)
+    rp = sq.report()
+    assert rp.g("queued") == 1, f"only the first revalidation waits:\n{rp.text}"
+    res = clients.join(30)
+    assert blocker.join(10)[0].ok
+    bad = [r for r in res if not r.ok or r.body_len != SIZE]
+    assert not bad, bad
+    assert _fetches(origin, "/cq/stale") == 2, "the first miss and one revalidation"
+    rp = idle(sq)
+    assert_balanced(rp)
+    assert rp.g("released") == 3, f"miss, blocker, one revalidation:\n{rp.text}"
+
+
+def test_revalidation_queue_timeout_serves_the_stale_hit(squid_factory, origin):
+    """A revalidation that times out in the queue is an origin error to
+    handleIMSReply(): the client gets its stale hit (TCP_REFRESH_FAIL_OLD),
+    not a 503 (the 503 before patch 33)."""
+    sq, blocker, obj = _stale_squid(squid_factory, origin, "/cq/stalefail",
+                                    more="request_sched_queue_timeout 1 second")
+    r = http_get(sq.port, obj, timeout=20)
+    assert r.ok and r.body_len == SIZE, r
+    assert blocker.join(10)[0].ok
+    rows = [row for row in sq.access_log() if "/cq/stalefail" in row["url"]]
+    assert rows[-1]["code"] == "TCP_REFRESH_FAIL_OLD", rows
+    rp = idle(sq)
+    assert_balanced(rp)
+    assert rp.g("timeouts") == 1, rp.text
