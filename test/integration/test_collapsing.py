@@ -131,6 +131,24 @@ def test_stale_hits_collapse_on_a_queued_revalidation(squid_factory, origin):
     assert rp.g("released") == 3, f"miss, blocker, one revalidation:\n{rp.text}"
 
 
+def test_stale_followers_survive_the_first_client_leaving(squid_factory, origin):
+    """The client whose revalidation is queued leaves: the stale hits
+    collapsed on its revalidation entry get their stale copy (the aborted
+    entry is an origin failure to handleIMSReply()), nobody hangs."""
+    sq, blocker, obj = _stale_squid(squid_factory, origin, "/cq/staleleave")
+    first = h.Background([lambda: http_get(sq.port, obj, timeout=20, abort_after_s=0.5)])
+    time.sleep(0.1)
+    followers = h.Background([lambda: http_get(sq.port, obj, timeout=20) for _ in range(4)], stagger=0.02)
+    assert first.join(5)[0].aborted
+    res = followers.join(20)
+    assert blocker.join(10)[0].ok
+    bad = [r for r in res if not r.ok or r.body_len != SIZE]
+    assert not bad, bad
+    rp = idle(sq)
+    assert_balanced(rp)
+    assert rp.g("cancelled") == 1, rp.text
+
+
 def test_revalidation_queue_timeout_serves_the_stale_hit(squid_factory, origin):
     """A revalidation that times out in the queue is an origin error to
     handleIMSReply(): the client gets its stale hit (TCP_REFRESH_FAIL_OLD),

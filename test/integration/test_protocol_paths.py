@@ -39,6 +39,34 @@ def test_queued_connect_client_leaving_frees_its_place(squid_factory, origin, st
     assert rp.g("released") == 1, f"only the blocker was ever released:\n{rp.text}"
 
 
+def test_queued_connect_with_early_client_bytes_still_tunnels(squid_factory, origin, streamer_factory):
+    """A client that sends tunnel bytes before the 200 (e.g. a TLS
+    ClientHello right after the CONNECT) while queued: the watch leaves the
+    bytes in the socket and the tunnel carries both directions once
+    released."""
+    nbytes = 100_000
+    st = streamer_factory(nbytes)
+    sq = squid_factory(sched=sched_conf(window="fixed 1", more="request_sched_tunnels schedule"))
+    blocker = _block_window(sq, origin, 1, 1500)
+    wait_until(lambda: sq.report().g("W") == 1, 5, what="the blocker to hold the one slot")
+    with _open_connect(sq.port, st.port) as s:
+        s.sendall(b"early tunnel bytes")
+        wait_until(lambda: sq.report().g("queued") == 1, 5, what="the CONNECT to wait in the queue")
+        buf = b""
+        while True:
+            c = s.recv(65536)
+            if not c:
+                break
+            buf += c
+    head, _, body = buf.partition(b"\r\n\r\n")
+    assert b" 200" in head.split(b"\r\n")[0], head
+    assert len(body) == nbytes
+    assert blocker.join(10)[0].ok
+    rp = idle(sq)
+    assert_balanced(rp)
+    assert rp.g("released") == 2 and rp.g("cancelled") == 0, rp.text
+
+
 def _ftp_line(f) -> str:
     """One FTP reply (the last line of a multi-line one)."""
     line = f.readline().decode("latin-1")
