@@ -10,6 +10,9 @@
 #                        asserted; FAILS on a Squid without request_sched_pacing
 #   make demo            field-trial in every mode (~5 min): table, JSON, PNGs in
 #                        results/field-trial-<timestamp>/
+#   make demo-replay     the log-replay scenario (5.4 min measured): the sample access log
+#                        (tools/reqsched_tools/scenarios/sample-access.log) replayed
+#                        faithfully by reqsched-load, stock vs msf
 #   make bench-testbed   origin server throughput (paced and unpaced)
 
 TESTBED        := $(PREFIX)/bin/reqsched-testbed
@@ -25,7 +28,7 @@ CHECK_TARGETS += check-scripts check-testbed
 BENCH_TARGETS += bench-testbed
 
 .PHONY: check-scripts check-testbed check-testbed-admission check-testbed-pacing demo \
-	bench-testbed
+	demo-replay bench-testbed
 
 check-scripts: $(STAMPS)/tools
 	cd $(TOP) && $(TESTBED_PYTEST) test/tools
@@ -42,6 +45,9 @@ check-testbed-pacing: squid $(STAMPS)/tools
 demo: all
 	$(TESTBED) run --scenario field-trial --modes $(DEMO_MODES) --duration $(DEMO_DURATION) \
 	    --warmup $(DEMO_WARMUP) --update-interval $(DEMO_INTERVAL)
+
+demo-replay: all
+	$(TESTBED) run --scenario log-replay
 
 bench-testbed: $(STAMPS)/tools
 	$(PYTHON) $(TOP)/test/testbed/bench_origin.py

@@ -17,6 +17,7 @@ import concurrent.futures
 import dataclasses
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -45,6 +46,15 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def helper_copy(name: str, workdir: Path) -> Path:
+    """A copy of a test helper in the (world-readable) test directory: Squid
+    runs helpers as cache_effective_user, which may not reach the checkout."""
+    dst = workdir / name
+    shutil.copy(Path(__file__).resolve().parent / name, dst)
+    os.chmod(dst, 0o755)
+    return dst
 
 
 def wait_until(pred: Callable[[], bool], timeout: float, step: float = 0.1,

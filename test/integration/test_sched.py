@@ -5,8 +5,6 @@ reqsched-origin (one per session) is the origin server; clients are raw
 sockets bound to 127.0.0.x source addresses (one address = one user)."""
 from __future__ import annotations
 
-import os
-import shutil
 import socket
 import threading
 import time
@@ -774,15 +772,6 @@ def test_sff_serves_light_users_first(squid_factory, origin):
 
 
 
-def _helper_copy(name: str, workdir: Path) -> Path:
-    """A copy of a test helper in the (world-readable) test directory: Squid
-    runs helpers as cache_effective_user, which may not reach the checkout."""
-    dst = workdir / name
-    shutil.copy(Path(__file__).resolve().parent / name, dst)
-    os.chmod(dst, 0o755)
-    return dst
-
-
 def _login_share(squid_factory, origin, workdir: Path, user_key: str, seconds: float = 5.0,
                  ext: bool = False) -> float:
     """Class A: user alice from 127.0.0.71; class B: six users all from
@@ -791,9 +780,9 @@ def _login_share(squid_factory, origin, workdir: Path, user_key: str, seconds: f
     class A's share of the bytes."""
     if ext:
         who = (f"external_acl_type rsuser children-max=2 ttl=60 %>{{X-User}} "
-               f"{_helper_copy('ext_user_ok', workdir)}\nacl authed external rsuser\n")
+               f"{h.helper_copy('ext_user_ok', workdir)}\nacl authed external rsuser\n")
     else:
-        who = (f"auth_param basic program {_helper_copy('basic_auth_ok', workdir)}\n"
+        who = (f"auth_param basic program {h.helper_copy('basic_auth_ok', workdir)}\n"
                "auth_param basic children 2\n"
                "acl authed proxy_auth REQUIRED\n")
     sq = squid_factory(

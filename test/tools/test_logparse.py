@@ -23,11 +23,13 @@ def test_native_access_log_skips_and_counts_malformed():
     st = logparse.ParseStats()
     out = logparse.parse_native_access_log(io.StringIO(NATIVE), st)
     assert [e.url for e in out] == ["http://example.com/a.html", "http://example.com/logo.png",
-                                    "https://b.example/x?y=1"]
+                                    "example.com:443", "https://b.example/x?y=1"]
     assert out[0].bytes == 27656 and out[0].status == 200 and out[0].elapsed_ms == 250
-    assert out[2].status == 404
-    assert st.parsed == 3
-    assert st.skipped == 5          # garbage, abc, CONNECT, negative size, binary junk
+    assert out[0].start == 1700000000.123 - 0.25
+    assert out[2].method == "CONNECT" and out[2].bytes == 4000
+    assert out[3].status == 404
+    assert st.parsed == 4
+    assert st.skipped == 4          # garbage, abc, negative size, binary junk
     assert st.lines == 8            # comments and blank lines are not counted
     assert st.first_errors and "line 3" in st.first_errors[0]
 
@@ -63,3 +65,40 @@ def test_rewrite_keeps_path_and_maps_hosts_stably():
     assert out[0] == (f"http://{host_a}/a?b=1", 10)
     assert out[1] == (f"http://{host_a}/c", 27656)        # same host -> same server
     assert out[2][0].endswith("/") and out[2][1] == 5
+
+
+# Squid's "common" logformat appends " code:hierarchy"; Apache's combined adds
+# referer and user agent (with an escaped quote here); bytes "-" is 0.
+COMMON = """\
+10.1.0.7 - - [14/Nov/2023:22:13:20 +0000] "GET http://example.com/a.html HTTP/1.1" 200 27656 TCP_MISS:HIER_DIRECT
+10.1.0.8 - alice [14/Nov/2023:23:13:21 +0100] "HEAD http://example.com/b HTTP/1.1" 304 - TCP_REFRESH_UNMODIFIED:HIER_DIRECT
+10.1.0.9 - - [14/Nov/2023:22:13:22 +0000] "POST http://api.example/x?q=1 HTTP/1.1" 201 512 "http://ref/" "Mozilla/5.0 (X11) \\"quoted\\""
+10.1.0.9 - - [14/Nov/2023:22:13:23 +0000] "CONNECT mail.example:993 HTTP/1.1" 200 88000 "-" "-"
+10.1.0.9 - - [31/Feb/2023:22:13:23 +0000] "GET http://x/ HTTP/1.1" 200 1
+10.1.0.9 - - [14/Nov/2023:22:13:23 +0000] "GET /relative HTTP/1.1" 200 1
+10.1.0.9 - - [14/Nov/2023:22:13:23 +0000] "\\x16\\x03\\x01" 400 0
+"""
+
+
+def test_common_and_combined_lines():
+    st = logparse.ParseStats()
+    out = logparse.parse_access_log(io.StringIO(COMMON), st, "common")
+    assert [(e.method, e.status, e.bytes) for e in out] == [
+        ("GET", 200, 27656), ("HEAD", 304, 0), ("POST", 201, 512), ("CONNECT", 200, 88000)]
+    assert out[0].time == 1700000000.0 and out[0].start == out[0].time
+    assert out[1].time == 1700000001.0 and out[1].login == "alice"     # +0100
+    assert out[0].code == "TCP_MISS" and out[2].code == "-"
+    assert out[2].url == "http://api.example/x?q=1" and out[3].url == "mail.example:993"
+    assert st.skipped == 3          # 31 Feb, a relative URL, a TLS handshake as request
+    assert any("line 5: bad value" in e for e in st.first_errors)
+
+
+def test_auto_format_mixes_lines_and_never_raises():
+    text = NATIVE + COMMON + "\n".join(["", "x" * 5000, "1 2 3 4 5 6 7 8", "[ \"", "\t\t",
+                                       "1.0 5 c TCP_MISS/200 nan GET http://h/ - - -",
+                                       "inf 5 c TCP_MISS/200 1 GET http://h/ - - -"])
+    st = logparse.ParseStats()
+    out = logparse.parse_access_log(io.StringIO(text), st)
+    assert len(out) == 8 and st.parsed == 8
+    assert st.lines == st.parsed + st.skipped
+    assert {e.client for e in out} >= {"10.0.0.5", "10.1.0.7"}

@@ -1,11 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""The replay's size distributions and CONNECT tunnels (through a tiny CONNECT
-proxy in the test and the real origin on loopback)."""
+"""The replay's size distributions and CONNECT tunnels (through the loopback
+proxy of conftest.py and the real origin)."""
 import asyncio
 import csv
 import random
 
-import pytest
 
 from reqsched_tools import replay
 
@@ -40,46 +39,14 @@ def test_tunnel_helpers():
     assert replay.tunnel_status(b"garbage\r\n\r\n") == 0
 
 
-@pytest.fixture(scope="module")
-def origin_port(start_origin):
-    return start_origin()[1]
-
-
-def test_requests_inside_connect_tunnels(origin_port, tmp_path):
-    connects = []
-
-    async def pipe(r, w):
-        try:
-            while data := await r.read(65536):
-                w.write(data)
-                await w.drain()
-        except (ConnectionError, asyncio.CancelledError):
-            pass
-        finally:
-            w.close()
-
-    async def proxy(reader, writer):
-        head = await reader.readuntil(b"\r\n\r\n")
-        method, target = head.split(b" ", 2)[:2]
-        if method != b"CONNECT" or not target.endswith(b":443"):
-            writer.write(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
-            writer.close()
-            return
-        connects.append(target.decode())
-        ur, uw = await asyncio.open_connection("127.0.0.1", origin_port)
-        writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
-        await asyncio.gather(pipe(reader, uw), pipe(ur, writer))
-
+def test_requests_inside_connect_tunnels(mini_proxy, tmp_path):
     async def main():
-        srv = await asyncio.start_server(proxy, "127.0.0.1", 0)
-        port = srv.sockets[0].getsockname()[1]
         users = [replay.User("t-1", "t", "127.0.0.1", pattern="backlogged", tunnel=True,
                              requests_per_tunnel=3, sizes=replay.SizeDist(uniform=(1000, 1000)))]
         src = replay.UrlSource(["10.20.0.1", "10.20.0.2"], 9.0, 1.0, 1)
-        rp = replay.Replay(users, ("127.0.0.1", port), src, duration=1.5, max_requests=7,
+        rp = replay.Replay(users, ("127.0.0.1", mini_proxy.port), src, duration=1.5, max_requests=7,
                            timeout=5, bin_s=1, seed=1, progress_s=10)
         await rp.run()
-        srv.close()
         return rp
 
     rp = asyncio.run(main())
@@ -89,6 +56,7 @@ def test_requests_inside_connect_tunnels(origin_port, tmp_path):
     assert all(r["status"] == "200" and r["bytes"] == "1000" and r["error"] == "" for r in rows)
     assert all(r["url"].startswith("https://10.20.0.") for r in rows)
     # 3 requests per tunnel: 7 requests open 3 tunnels, each to one server
+    connects = mini_proxy.connects
     assert len(connects) == 3 and all(c.endswith(":443") for c in connects)
     hosts = [r["url"].split("/")[2] for r in rows]
     assert hosts[0] == hosts[1] == hosts[2] and hosts[3] == hosts[4] == hosts[5]

@@ -19,6 +19,10 @@ URL parameters (any path; all optional):
   max_age=S       Cache-Control: max-age=S (default: Cache-Control: no-store)
 Parameters the origin does not know (e.g. a replay id) are ignored.
 
+Request headers X-Reqsched-Size, X-Reqsched-Status and X-Reqsched-Max-Age
+(reqsched-load's log replay) set size, status and max_age as the URL
+parameters do, so a replayed URL stays the logged one; a URL parameter wins.
+
 Size when size= is absent: the size map (--size-map, "URL SIZE" per line; the
 URL may be absolute "http://host/path?q" or just "/path?q"), else the server's
 default (--server-config "size"), else a deterministic draw from
@@ -204,6 +208,10 @@ def plan_response(cfg: OriginConfig, req: Request, rng: random.Random) -> Plan:
         params = dict(parse_qsl(query, keep_blank_values=True))
     except ValueError:
         params = {}
+    for key in ("size", "status", "max_age"):
+        hdr = req.headers.get("x-reqsched-" + key.replace("_", "-"))
+        if hdr is not None and key not in params:
+            params[key] = hdr
     p = Plan(chunked=sd.chunked, rate_Bps=sd.rate_bps / 8.0)
     lo, hi = sd.delay_ms
     try:

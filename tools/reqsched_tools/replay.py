@@ -30,12 +30,12 @@ import signal
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Optional, Sequence
 from urllib.parse import urlsplit
 
 from . import logparse
+from .loadengine import HEAD_LIMIT, parse_head, read_response
 
-HEAD_LIMIT = 65536
 TUNNEL_PORT = 443
 
 
@@ -98,7 +98,7 @@ class UrlSource:
     """Per-user deterministic URL sequences."""
 
     def __init__(self, servers: list[str], mu: float, sigma: float, seed: int,
-                 entries: Optional[list[tuple[str, Optional[int]]]] = None):
+                 entries: Optional[Sequence[tuple[str, Optional[int]]]] = None):
         self.servers = servers
         self.mu, self.sigma, self.seed = mu, sigma, seed
         self.entries = entries
@@ -128,10 +128,10 @@ def tunnel_path(url: str) -> str:
 
 def tunnel_status(head: bytes) -> int:
     """The status code of a CONNECT answer's head (0 if it is not HTTP)."""
-    first = head.split(b"\r\n", 1)[0].decode("latin-1").split(None, 2)
-    if len(first) < 2 or not first[0].startswith("HTTP/") or not first[1].isdigit():
+    try:
+        return parse_head(head)[0]
+    except ValueError:
         return 0
-    return int(first[1])
 
 
 def server_for_host(host: str, servers: list[str]) -> str:
@@ -173,7 +173,7 @@ def load_entries(access_log: Optional[str], url_list: Optional[str], servers: li
     return rewrite_entries(raw, servers)
 
 
-def write_size_map(entries: list[tuple[str, Optional[int]]], path: str) -> None:
+def write_size_map(entries: Sequence[tuple[str, Optional[int]]], path: str) -> None:
     with open(path, "w", encoding="utf-8") as f:
         for url, size in entries:
             f.write(f"{url} {size if size is not None else 27656}\n")
@@ -265,56 +265,20 @@ class Replay:
         writer.write((f"{line}\r\nHost: {host}\r\nUser-Agent: reqsched-replay\r\n"
                       f"X-Replay-Id: {rec.rid}\r\nAccept: */*\r\n\r\n").encode("latin-1"))
         await writer.drain()
-        head = await reader.readuntil(b"\r\n\r\n")
-        rec.first_byte = self.now()
-        self.account(user.cls, len(head))
-        lines = head.decode("latin-1").split("\r\n")
-        parts = lines[0].split(None, 2)
-        if len(parts) < 2 or not parts[0].startswith("HTTP/"):
-            raise ValueError(f"bad status line {lines[0][:60]!r}")
-        rec.status = int(parts[1])
-        hdr = {}
-        for line in lines[1:]:
-            k, _, v = line.partition(":")
-            hdr[k.strip().lower()] = v.strip()
-        keep = "close" not in hdr.get("connection", "").lower() and parts[0] == "HTTP/1.1"
-        if rec.status in (204, 304) or 100 <= rec.status < 200:
-            pass
-        elif "chunked" in hdr.get("transfer-encoding", "").lower():
-            while True:
-                line = await reader.readuntil(b"\r\n")
-                self.account(user.cls, len(line))
-                n = int(line.split(b";")[0].strip() or b"0", 16)
-                if n == 0:
-                    trailer = await reader.readuntil(b"\r\n")
-                    while trailer != b"\r\n":
-                        trailer = await reader.readuntil(b"\r\n")
-                    break
-                await self.read_body(reader, user, rec, n)
-                self.account(user.cls, len(await reader.readexactly(2)))
-        elif "content-length" in hdr:
-            await self.read_body(reader, user, rec, int(hdr["content-length"]))
-        else:
-            keep = False
-            await self.read_body(reader, user, rec, None)
+
+        def head(n: int) -> None:
+            if rec.first_byte < 0:
+                rec.first_byte = self.now()
+            self.account(user.cls, n)
+
+        def body(n: int) -> None:
+            rec.bytes += n
+            self.account(user.cls, n)
+        rec.status, _, keep = await read_response(reader, "GET", head, body)
         rec.end = self.now()
         if not keep:
             writer.close()
             conn[0] = conn[1] = conn[2] = None
-
-    async def read_body(self, reader: asyncio.StreamReader, user: User, rec: Record,
-                        n: Optional[int]) -> None:
-        left = n
-        while left is None or left > 0:
-            data = await reader.read(65536 if left is None else min(65536, left))
-            if not data:
-                if left is None:
-                    return
-                raise ConnectionError(f"connection closed with {left} body bytes missing")
-            rec.bytes += len(data)
-            self.account(user.cls, len(data))
-            if left is not None:
-                left -= len(data)
 
     async def worker(self, user: User, urls, rng: random.Random) -> None:
         conn: list = [None, None, None, 0]

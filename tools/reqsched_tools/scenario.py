@@ -49,6 +49,9 @@ class ClassSpec:
     size_max: int = 100_000_000
     tunnel: bool = False                 # every request inside a CONNECT tunnel
     requests_per_tunnel: int = 6         # then the tunnel is closed and a new one opened
+    # [replay] scenarios: the log clients this class's users replay (client map
+    # MATCHes: address, CIDR, login:NAME or *); users = its source addresses
+    clients: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -110,6 +113,12 @@ class Scenario:
     sweep_key: str = ""                  # e.g. "link.buffer_ms"; one run per value
     sweep_values: list[Any] = field(default_factory=list)
     sweep_label: str = ""                # this point of a sweep, e.g. "buffer_ms-250"
+    # [replay]: a faithful replay of this access log (reqsched-load replay) instead
+    # of the classes' synthetic users; its times x replay_time_scale
+    replay_access_log: Optional[str] = None
+    replay_time_scale: float = 1.0
+    replay_closed_loop: bool = False
+    replay_max_conns: int = 6            # connections per user (open loop)
 
     @property
     def payload_bps(self) -> float:
@@ -256,7 +265,8 @@ def build(raw: dict[str, Any], source: str = "") -> Scenario:
                            phases=[_pair(p, f"classes[{i}].phases") for p in
                                    c.get("phases", [[0, duration]])],
                            tunnel=bool(c.get("tunnel", False)),
-                           requests_per_tunnel=int(c.get("requests_per_tunnel", 6)))
+                           requests_per_tunnel=int(c.get("requests_per_tunnel", 6)),
+                           clients=[str(x) for x in c.get("clients", [])])
             cz = c.get("sizes", {})
             if not isinstance(cz, dict):
                 raise ScenarioError(f"classes[{i}].sizes must be a table")
@@ -319,6 +329,25 @@ def build(raw: dict[str, Any], source: str = "") -> Scenario:
         sweep_key=str(get(raw.get("sweep", {}), "key", "")),
         sweep_values=list(get(raw.get("sweep", {}), "values", [])),
     )
+    rp = raw.get("replay")
+    if rp is not None:
+        if not isinstance(rp, dict) or "access_log" not in rp:
+            raise ScenarioError('[replay] needs access_log = "path"')
+        sc.replay_access_log = str(rp["access_log"])
+        sc.replay_time_scale = float(rp.get("time_scale", 1.0))
+        sc.replay_closed_loop = bool(rp.get("closed_loop", False))
+        sc.replay_max_conns = int(rp.get("max_conns", 6))
+        if not 1 <= sc.replay_max_conns <= 1000:
+            raise ScenarioError("replay.max_conns must be in [1, 1000]")
+        if not 0 < sc.replay_time_scale <= 1000:
+            raise ScenarioError("replay.time_scale must be in (0, 1000]")
+        if not any(c.clients for c in classes):
+            raise ScenarioError("a [replay] scenario maps log clients to classes: give "
+                                "clients = [...] in at least one class")
+        if sc.replay_log or sc.replay_urls:
+            raise ScenarioError("give [replay] or sizes.access_log/url_list, not both")
+    elif any(c.clients for c in classes):
+        raise ScenarioError("classes' clients = [...] need a [replay] table")
     if "rate_fraction" in cross and "rate_bps" in cross:
         raise ScenarioError("cross_traffic: give rate_bps or rate_fraction, not both")
     if not 0 <= sc.cross_rate_bps <= down:

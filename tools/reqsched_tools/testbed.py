@@ -25,7 +25,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Optional
+from typing import Any, Optional
 
 from . import netns, paths, scenario, squidconf
 from .netns import Topology
@@ -140,7 +140,7 @@ class Runner:
                                       and self.patched else frozenset())
         self.servers = [netns.server_addr(i) for i in range(sc.server_count)]
         self.users: list[dict] = []
-        self.entries = None
+        self.entries: Optional[list[tuple[str, int]]] = None
 
     @staticmethod
     def squid_has_reqsched(path: str) -> bool:
@@ -219,13 +219,22 @@ class Runner:
             stats = ParseStats()
             self.entries = load_entries(self.resolve(sc.replay_log), self.resolve(sc.replay_urls),
                                         self.servers, stats)
+            assert self.entries is not None        # load_entries() raises without URLs
             write_size_map(self.entries, os.path.join(self.out, "sizes.map"))
             log(f"replay log: {stats.parsed} URLs, {stats.skipped} malformed lines skipped")
+        if sc.replay_access_log:
+            with open(os.path.join(self.out, "clients.map"), "w", encoding="utf-8") as f:
+                f.write(client_map(sc))
         with open(os.path.join(self.out, "scenario.json"), "w", encoding="utf-8") as f:
             json.dump(sc.to_json(), f, indent=1, default=str)
 
     def resolve(self, p: Optional[str]) -> Optional[str]:
-        if not p or os.path.isabs(p):
+        return self.input_path(p) if p else p
+
+    def input_path(self, p: str) -> str:
+        """A scenario's input file: absolute, or found next to the scenario file,
+        in the checkout or in the working directory."""
+        if os.path.isabs(p):
             return p
         for base in (os.path.dirname(self.sc.source or "."), TOP, os.getcwd()):
             if os.path.exists(os.path.join(base, p)):
@@ -312,10 +321,26 @@ class Runner:
                 "--sigma", str(sc.size_sigma), "--duration", str(duration),
                 "--seed", str(sc.seed if seed is None else seed), "--out", out, "--bin-s", "1"]
         if sc.replay_log:
-            argv += ["--access-log", self.resolve(sc.replay_log)]
+            argv += ["--access-log", self.input_path(sc.replay_log)]
         elif sc.replay_urls:
-            argv += ["--url-list", self.resolve(sc.replay_urls)]
+            argv += ["--url-list", self.input_path(sc.replay_urls)]
         return argv
+
+    def load_argv(self, out: str, duration: float) -> list[str]:
+        """reqsched-load replay of the scenario's [replay] access log."""
+        sc = self.sc
+        last = sc.classes[-1]
+        assert sc.replay_access_log is not None
+        argv = [sys.executable, "-m", "reqsched_tools.load", "replay",
+                self.input_path(sc.replay_access_log),
+                "--proxy", f"{netns.GW_LAN}:{netns.PROXY_PORT}",
+                "--servers", ",".join(self.servers), "--tunnel-port", str(squidconf.TUNNEL_PORT),
+                "--client-map", os.path.join(self.out, "clients.map"),
+                "--default-class", last.name,
+                "--default-addrs", f"{netns.user_addr(len(sc.classes) - 1, 0)}-{last.users}",
+                "--time-scale", str(sc.replay_time_scale), "--duration", str(duration),
+                "--max-conns", str(sc.replay_max_conns), "--out", out]
+        return argv + (["--closed-loop"] if sc.replay_closed_loop else [])
 
     def run_replay(self, argv: list[str], tag: str, logpath: str, duration: float) -> int:
         rp = subprocess.Popen(self.topo.exec_argv("cli", argv), stdout=subprocess.PIPE,
@@ -414,8 +439,8 @@ class Runner:
         op = self.start_origin(mdir, duration)
         if mode.kind == "htb":
             self.topo.htb_on(0.95 * sc.downlink_bps, [c.weight for c in sc.classes])
-        holder = {"sq": self.start_squid(conf, mdir), "halt": threading.Event(), "cpu0": 0.0,
-                  "cpu_before": 0.0}
+        holder: dict[str, Any] = {"sq": self.start_squid(conf, mdir), "halt": threading.Event(),
+                                  "cpu0": 0.0, "cpu_before": 0.0}
         restarter = None
         try:
             if not self.wait_proxy():
@@ -440,9 +465,9 @@ class Runner:
                 restarter = threading.Thread(target=self.restart_squid, daemon=True,
                                              args=(holder, conf, mdir, time.time(), info))
                 restarter.start()
-            rc = self.run_replay(self.replay_argv(os.path.join(self.out, "users.json"), mdir,
-                                                  duration),
-                                 mode.name, os.path.join(mdir, "replay.log"), duration)
+            argv = (self.load_argv(mdir, duration) if sc.replay_access_log else
+                    self.replay_argv(os.path.join(self.out, "users.json"), mdir, duration))
+            rc = self.run_replay(argv, mode.name, os.path.join(mdir, "replay.log"), duration)
             holder["halt"].set()
             if restarter is not None:
                 restarter.join(60)
@@ -467,6 +492,16 @@ class Runner:
         with open(os.path.join(mdir, "run.json"), "w", encoding="utf-8") as f:
             json.dump(info, f, indent=1)
         return info
+
+
+def client_map(sc: Scenario) -> str:
+    """The client map of a [replay] scenario (logreplay.py): each class's log
+    clients replay from its users' addresses 10.10.(class+1).1-users."""
+    lines = []
+    for ci, c in enumerate(sc.classes):
+        for match in c.clients:
+            lines.append(f"{match} {c.name} {netns.user_addr(ci, 0)}-{c.users}\n")
+    return "".join(lines)
 
 
 def class_sizes(c: scenario.ClassSpec) -> Optional[dict]:
