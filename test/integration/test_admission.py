@@ -18,18 +18,9 @@ import pytest
 
 import rsharness as h
 from rsharness import http_get, sched_conf, wait_until
+from test_sched import idle, rows_of
 
 GUEST_SRC, STAFF_SRC, HOG_SRC = "127.0.0.3", "127.0.0.2", "127.0.0.9"
-
-
-def _rows(sq: h.Squid, path: str) -> List[Dict[str, str]]:
-    return [r for r in sq.access_log() if path in r["url"]]
-
-
-def _idle(sq: h.Squid, timeout: float = 30) -> h.Report:
-    wait_until(lambda: (lambda rp: rp.g("W") == 0 and rp.g("queued") == 0)(sq.report()),
-               timeout, what="W = 0 and queued = 0")
-    return sq.report()
 
 
 # --------------------------------------------------------------------------
@@ -46,9 +37,9 @@ def test_access_deny_rules_class_out(squid_factory, origin):
     for src, tag in ((GUEST_SRC, "guest"), (STAFF_SRC, "staff")):
         r = http_get(sq.port, origin.url(f"/deny/{tag}", size=100), src=src, timeout=10)
         assert r.status == 200, r
-    rows = {r["url"].rsplit("/", 1)[-1].split("?")[0]: r["class"] for r in _rows(sq, "/deny/")}
+    rows = {r["url"].rsplit("/", 1)[-1].split("?")[0]: r["class"] for r in rows_of(sq, "/deny/")}
     assert rows == {"guest": "bronze", "staff": "gold"}, rows
-    rp = _idle(sq)
+    rp = idle(sq)
     assert rp.c("bronze", "released") == 1 and rp.c("gold", "released") == 1, rp.text
 
 
@@ -78,7 +69,7 @@ def test_bypass_forwards_at_once_and_counts(squid_factory, origin):
     assert all(x.ok for x in res), res
     rows = {r["url"].split("/", 3)[-1].split("?")[0]: r["class"] for r in sq.access_log()}
     assert rows["lan/fast"] == "-" and rows["lan/slow1"] == "a" and rows["wan/1"] == "a", rows
-    rp = _idle(sq)
+    rp = idle(sq)
     assert rp.g("released") == 3 and rp.g("ended") == 3 and rp.g("bypassed") == 1, rp.text
     assert rp.c("a", "bytes") < 5000, "a bypassed response counts for no class"
 
@@ -108,22 +99,22 @@ class Flood:
             sel.register(s, selectors.EVENT_WRITE, (i, url))
         while sel.get_map() and not self._stop and time.monotonic() < deadline:
             for key, ev in sel.select(0.2):
-                s, (i, url) = key.fileobj, key.data
-                assert isinstance(s, socket.socket)
+                conn, (i, url) = key.fileobj, key.data
+                assert isinstance(conn, socket.socket)
                 try:
                     if ev & selectors.EVENT_WRITE:
-                        s.send(f"GET {url} HTTP/1.0\r\nHost: origin\r\n\r\n".encode())
-                        sel.modify(s, selectors.EVENT_READ, (i, url))
+                        conn.send(f"GET {url} HTTP/1.0\r\nHost: origin\r\n\r\n".encode())
+                        sel.modify(conn, selectors.EVENT_READ, (i, url))
                         continue
-                    data = s.recv(65536)
+                    data = conn.recv(65536)
                 except OSError:
                     data = b""
                     self.status[i] = self.status[i] or -1
                 if data and not self.status[i] and data.startswith(b"HTTP/"):
                     self.status[i] = int(data.split()[1])
                 if not data:
-                    sel.unregister(s)
-                    s.close()
+                    sel.unregister(conn)
+                    conn.close()
         for key in list(sel.get_map().values()):
             key.fileobj.close()  # type: ignore[union-attr]
         sel.close()
@@ -172,7 +163,7 @@ def test_one_client_cannot_fill_the_queue(squid_factory, origin):
     assert lines and all(HOG_SRC in ln and "class bronze" in ln and "request_sched_max_queued_per_user 1000" in ln
                          for ln in lines), lines[:3]
     assert len(lines) <= time.monotonic() - t0 + 2, f"{len(lines)} lines: not rate-limited"
-    rp = _idle(sq, timeout=60)
+    rp = idle(sq, timeout=60)
     assert rp.g("released") == rp.g("ended"), rp.text
     refused_row = next(r for r in sq.access_log() if "/hog/" in r["url"] and r["status"] == "503")
     assert refused_row["class"] == "bronze", refused_row
@@ -207,7 +198,7 @@ def test_class_limit_refuses_only_that_class(squid_factory, origin):
     log = sq.cache_log()
     assert "request_sched_max_queued_per_user 2 reached" in log or \
         "request_sched_max_queued_per_class 3 reached" in log, log[-2000:]
-    _idle(sq)
+    idle(sq)
 
 
 # --------------------------------------------------------------------------

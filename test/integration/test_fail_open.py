@@ -18,7 +18,8 @@ from typing import Iterator, List
 import pytest
 
 import rsharness as h
-from rsharness import Result, http_get, sched_conf, wait_until
+from rsharness import http_get, sched_conf, wait_until
+from test_sched import max_overlap
 
 HERE = Path(__file__).resolve().parent
 
@@ -48,15 +49,6 @@ def _error_lines(sq: h.Squid, call: str) -> List[str]:
     return [ln for ln in sq.cache_log().splitlines() if f"{call}() failed" in ln]
 
 
-def _overlap(res: List[Result]) -> int:
-    ev = sorted([(r.t_first, 1) for r in res] + [(r.t_end, -1) for r in res])
-    cur = best = 0
-    for _, d in ev:
-        cur += d
-        best = max(best, cur)
-    return best
-
-
 @pytest.mark.parametrize("call", ["rs_enqueue", "rs_flow_open", "rs_flow_allowance", "rs_flow_read",
                                   "rs_on_first_byte"])
 def test_library_error_logged_once_counted_and_served(call, faults, squid_factory, origin):
@@ -77,9 +69,9 @@ def test_library_error_logged_once_counted_and_served(call, faults, squid_factor
     assert len(_error_lines(sq, call)) == 1, sq.cache_log()[-3000:]
     if call == "rs_enqueue":
         assert rp.g("released") == 0, rp.text
-        assert _overlap(res) == n, "requests whose rs_enqueue failed must go on at once"
+        assert max_overlap(res) == n, "requests whose rs_enqueue failed must go on at once"
     else:
-        assert _overlap(res) == 1, "the window of 1 still holds (only the byte layer failed)"
+        assert max_overlap(res) == 1, "the window of 1 still holds (only the byte layer failed)"
         assert rp.g("released") == n and rp.g("ended") == n, rp.text
 
 
