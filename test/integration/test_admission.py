@@ -18,7 +18,7 @@ import pytest
 
 import rsharness as h
 from rsharness import http_get, sched_conf, wait_until
-from test_sched import idle, rows_of
+from test_sched import connect_and_read, idle, rows_of
 
 GUEST_SRC, STAFF_SRC, HOG_SRC = "127.0.0.3", "127.0.0.2", "127.0.0.9"
 
@@ -72,6 +72,25 @@ def test_bypass_forwards_at_once_and_counts(squid_factory, origin):
     rp = idle(sq)
     assert rp.g("released") == 3 and rp.g("ended") == 3 and rp.g("bypassed") == 1, rp.text
     assert rp.c("a", "bytes") < 5000, "a bypassed response counts for no class"
+
+
+def test_bypass_exempts_connect_tunnels(squid_factory, origin, streamer_factory):
+    """With request_sched_tunnels schedule, a CONNECT that request_sched_bypass
+    allows does not wait for the full window, and its bytes count for no
+    class."""
+    nbytes = 500_000
+    st = streamer_factory(nbytes)
+    sq = squid_factory(acls=f"acl lan_port port {st.port}\n", sched=sched_conf(
+        window="fixed 1", more="request_sched_tunnels schedule\nrequest_sched_bypass allow lan_port\n"))
+    blocker = h.Background([lambda: http_get(sq.port, origin.url("/blk/t", size=100, delay_ms=3000), timeout=20)])
+    wait_until(lambda: sq.report().g("W") == 1, 5, what="the blocker to hold the window")
+    t0 = time.monotonic()
+    assert connect_and_read(sq.port, st.port, "127.0.0.1") == nbytes
+    assert time.monotonic() - t0 < 1.5, "the bypassed CONNECT waited for the window"
+    assert blocker.join(20)[0].ok
+    rp = idle(sq)
+    assert rp.g("bypassed") == 1 and rp.g("released") == 1, rp.text
+    assert rp.c("a", "foreign_bytes") == 0 and rp.g("bytes") < nbytes, rp.text
 
 
 # --------------------------------------------------------------------------
