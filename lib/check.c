@@ -11,7 +11,8 @@
  *                HELD is s->held; SCHEDULED in H_RELEASE; RELEASED in
  *                W or, as a long transfer, in nlong
  *   class-count  nq, pending, outstanding, UC of each class match its
- *                requests and (class, user) entries
+ *                requests and (class, user) entries; each entry's waiting
+ *                is the number of its QUEUED, HELD, SCHEDULED requests
  *   policy       msf/rfq: a class is in the ready heap iff nq > 0, heaps
  *                ordered; drr: in the round iff nq > 0, rr_len right
  *   window       1 <= W+ (<= max_window when adaptive, = N when fixed);
@@ -146,23 +147,33 @@ static void check_tickets(const struct rs_sched *s, const char *op)
 	free(cnt);
 }
 
-/* UC of each class = its entries with requests; counts = live requests. */
+/* UC of each class = its entries with requests; counts = live requests;
+ * each entry's waiting = its waiting requests. */
 static void check_users(const struct rs_sched *s, const char *op)
 {
 	uint32_t *uc = calloc(s->ncls ? s->ncls : 1, sizeof(*uc));
+	uint32_t *wait = calloc(s->users.nent ? s->users.nent : 1, sizeof(*wait));
 	uint64_t refs = 0, live = 0;
 	uint32_t i, c;
 
-	ASSERT("class-count", uc);
+	ASSERT("class-count", uc && wait);
+	for (i = 0; i < s->nreq; i++) {
+		const struct rs_req *q = &s->req[i];
+
+		live += q->state != RS_ST_FREE;
+		if (q->state != RS_ST_FREE && q->state != RS_ST_RELEASED)
+			wait[q->user]++;
+	}
 	for (i = 0; i < s->users.nent; i++) {
 		const struct rs_user *e = &s->users.ent[i];
 
 		refs += e->count;
 		if (e->count)
 			uc[e->cls]++;
+		ASSERT("class-count", e->waiting <= e->count &&
+		       (e->count == 0 || e->waiting == wait[i]));
 	}
-	for (i = 0; i < s->nreq; i++)
-		live += s->req[i].state != RS_ST_FREE;
+	free(wait);
 	ASSERT("class-count", refs == live);
 	for (c = 0; c < s->ncls; c++)
 		ASSERT("class-count", s->cls[c].uc == uc[c]);

@@ -10,7 +10,9 @@
  *        -> RELEASED (callback fired; counted in W; in the finish heap for rtc)
  *        -> FREE (cancel/expire from QUEUED, HELD or SCHEDULED; end from RELEASED)
  * Every request in a non-FREE state holds exactly one reference on its
- * (class,user) entry; the entry's count is the paper's ReqFromUser[j].
+ * (class,user) entry; the entry's count is the paper's ReqFromUser[j], and
+ * its waiting counts the references of QUEUED, HELD and SCHEDULED requests
+ * (the per-user queue limit, max_queued_user).
  */
 #ifndef REQSCHED_INTERNAL_H
 #define REQSCHED_INTERNAL_H
@@ -112,6 +114,7 @@ struct rs_user {
 	uint64_t key;		/* caller's user key */
 	uint32_t cls;
 	uint32_t count;		/* requests alive (queued..released) */
+	uint32_t waiting;	/* of them QUEUED, HELD or SCHEDULED */
 	uint64_t recent;	/* sff: bytes received recently */
 	rs_time_ns last_seen;	/* sff: last activity */
 	uint32_t idle_next, idle_prev;	/* idle list (count 0, sff) or free list */
@@ -169,7 +172,7 @@ struct rs_class {
 	uint32_t nbacklog;	/* of them on the DRR active list */
 	uint32_t npresent;	/* of them present (pacer.c: acct_present) */
 	uint64_t foreign_bytes;
-	uint64_t released, cancelled, ended, aborted, expired;
+	uint64_t released, cancelled, ended, aborted, expired, rejected;
 	uint64_t bytes_at_tick;
 	double throughput_bps;
 #ifdef RS_DEBUG
@@ -379,6 +382,7 @@ struct rs_sched {
 
 	/* global statistics */
 	uint64_t released, cancelled, ended, aborted, expired, rejected;
+	uint64_t rejected_user, rejected_class;
 	uint64_t bytes;
 #ifdef RS_DEBUG
 	struct {

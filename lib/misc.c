@@ -14,6 +14,8 @@ const char *rs_strerror(int err)
 	case RS_EEXIST: return "class name already exists";
 	case RS_EFULL: return "too many queued requests";
 	case RS_EBUSY: return "called from inside the release callback";
+	case RS_EUSERFULL: return "too many queued requests of this user";
+	case RS_ECLASSFULL: return "too many queued requests of this class";
 	default: return "unknown error";
 	}
 }

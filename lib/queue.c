@@ -7,7 +7,10 @@
  *  - nq = q[0].len + q[1].len, and the policy has been told (s->pol->ready,
  *    s->pol->empty) each time nq went from 0 to 1 and from 1 to 0;
  *  - every QUEUED, HELD or SCHEDULED request is on the global FIFO, in
- *    enqueue order (used by rs_expire()), and no other request is.
+ *    enqueue order (used by rs_expire()), and no other request is;
+ *  - s->waiting is the FIFO's length, and each (class,user) entry's waiting
+ *    the number of its requests on it: both change only in rs_fifo_push()
+ *    and fifo_unlink() (rs_reconfigure() recounts them).
  */
 #include "internal.h"
 
@@ -42,11 +45,15 @@ void rs_q_unlink(struct rs_sched *s, uint32_t r)
 void rs_fifo_push(struct rs_sched *s, uint32_t r)
 {
 	rs_list_append(FIFO(s), &s->ghead, &s->gtail, r);
+	s->waiting++;
+	s->users.ent[s->req[r].user].waiting++;
 }
 
 static void fifo_unlink(struct rs_sched *s, uint32_t r)
 {
 	rs_list_cut(FIFO(s), &s->ghead, &s->gtail, r);
+	s->waiting--;
+	s->users.ent[s->req[r].user].waiting--;
 }
 
 /* Head request of class c: head of the sub-queue sff would pick. */
@@ -81,7 +88,6 @@ void rs_release(struct rs_sched *s, uint32_t r, rs_time_ns now)
 	fifo_unlink(s, r);
 	q->state = RS_ST_RELEASED;
 	q->t_rel = now;
-	s->waiting--;
 	s->W++;
 	k->outstanding++;
 	k->released++;
@@ -95,5 +101,4 @@ void rs_release(struct rs_sched *s, uint32_t r, rs_time_ns now)
 void rs_q_drop(struct rs_sched *s, uint32_t r)
 {
 	fifo_unlink(s, r);
-	s->waiting--;
 }

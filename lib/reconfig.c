@@ -171,6 +171,8 @@ static void build_users(struct rs_sched *s, struct plan *p, bool sff)
 		q->user = rs_users_insert(nu, q->cls, e->key);
 		merge_user(&nu->ent[q->user], e);
 		nu->ent[q->user].count++;
+		if (q->state != RS_ST_RELEASED)
+			nu->ent[q->user].waiting++;
 	}
 	for (i = old->idle_head; sff && i != RS_NIL; i = old->ent[i].idle_next) {
 		const struct rs_user *e = &old->ent[i];

@@ -49,6 +49,10 @@ enum rs_error {
 	RS_EEXIST = -6,		/* duplicate class name */
 	RS_EFULL = -7,		/* max_queued reached (counted in rejected) */
 	RS_EBUSY = -8,		/* called from inside the release callback */
+	RS_EUSERFULL = -9,	/* max_queued_user reached for the request's
+				 * (class, user) (counted in rejected_user) */
+	RS_ECLASSFULL = -10,	/* max_queued_class reached for its class
+				 * (counted in rejected_class) */
 };
 
 enum rs_policy {
@@ -84,8 +88,12 @@ struct rs_config {
 	uint64_t sff_threshold;		/* bytes of recent service, th */
 	rs_time_ns sff_flow_timeout;	/* recent service resets after idle */
 	unsigned sff_alpha;		/* quantum ratio priority:best-effort */
-	/* limits */
-	size_t max_queued;		/* 0 = unlimited */
+	/* limits on waiting (queued, not yet released) requests, checked
+	 * in this order by rs_enqueue(), so that a request over a user's or
+	 * a class's limit is refused before it can fill the global queue */
+	size_t max_queued_user;		/* per (class, user); 0 = unlimited */
+	size_t max_queued_class;	/* per class; 0 = unlimited */
+	size_t max_queued;		/* all classes; 0 = unlimited */
 	/* the byte layer (pacer.c): weighted-fair, paced reads of responses */
 	bool pacing;			/* false: every allowance is granted at once */
 	uint64_t long_transfer;		/* pacing: a released response that has
@@ -132,7 +140,9 @@ uint64_t rs_estimate_size(const struct rs_sched *s,
 			  const struct rs_req_info *info);
 
 /* Queue a request. On success *id is set and the release callback may fire
- * before this returns. info may be NULL. */
+ * before this returns. info may be NULL. A queue limit refuses it with
+ * RS_EUSERFULL, RS_ECLASSFULL or RS_EFULL (the first limit reached, in that
+ * order) and counts it in rejected (and the class's rejected). */
 int rs_enqueue(struct rs_sched *s, int cls, uint64_t user,
 	       const struct rs_req_info *info, void *cookie, rs_time_ns now,
 	       rs_id *id);
@@ -254,6 +264,7 @@ struct rs_class_stats {
 	uint64_t bytes;			/* scheduled + foreign */
 	uint64_t foreign_bytes;
 	uint64_t released, cancelled, ended, aborted, expired;
+	uint64_t rejected;		/* refused by any queue limit */
 	double throughput_bps;		/* over the last update interval */
 	uint32_t flows;			/* open flows */
 	double share_bps;		/* its weighted share of the pacer rate
@@ -267,7 +278,10 @@ struct rs_stats {
 					 * foreign / interval / C) */
 	uint64_t link_bps;
 	uint32_t queued;
-	uint64_t released, cancelled, ended, aborted, expired, rejected;
+	uint64_t released, cancelled, ended, aborted, expired;
+	uint64_t rejected;		/* refused by a queue limit: all kinds */
+	uint64_t rejected_user;		/* of them by max_queued_user */
+	uint64_t rejected_class;	/* of them by max_queued_class */
 	uint64_t bytes;
 	uint32_t users;			/* (class,user) entries alive */
 	/* the link, over the last completed update interval */

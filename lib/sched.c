@@ -41,6 +41,8 @@ void rs_config_default(struct rs_config *cfg)
 	cfg->sff_threshold = 20 * 1024;
 	cfg->sff_flow_timeout = 10 * RS_NSEC_PER_SEC;
 	cfg->sff_alpha = 2;
+	cfg->max_queued_user = 0;
+	cfg->max_queued_class = 0;
 	cfg->max_queued = 0;
 	cfg->pacing = false;
 	cfg->long_transfer = 65536;
@@ -280,12 +282,41 @@ static void size_known(struct rs_sched *s, uint32_t r, uint64_t real)
 		s->pol->size_known(s, r, real);
 }
 
+/* The first queue limit a new request of (c, user) would exceed, counted
+ * in the rejected counters, or 0: the user's own limit first, so that one
+ * user's flood is refused before it fills its class's or the whole queue. */
+static int queue_limit(struct rs_sched *s, uint32_t c, uint64_t user)
+{
+	const struct rs_class *k = &s->cls[c];
+	uint32_t e;
+	int err = 0;
+
+	if (s->cfg.max_queued_user &&
+	    (e = rs_users_find(&s->users, c, user)) != RS_NIL &&
+	    s->users.ent[e].waiting >= s->cfg.max_queued_user) {
+		s->rejected_user++;
+		err = RS_EUSERFULL;
+	} else if (s->cfg.max_queued_class &&
+		   k->nq + k->pending >= s->cfg.max_queued_class) {
+		s->rejected_class++;
+		err = RS_ECLASSFULL;
+	} else if (s->cfg.max_queued && s->waiting >= s->cfg.max_queued) {
+		err = RS_EFULL;
+	}
+	if (err) {
+		s->cls[c].rejected++;
+		s->rejected++;
+	}
+	return err;
+}
+
 int rs_enqueue(struct rs_sched *s, int cls, uint64_t user,
 	       const struct rs_req_info *info, void *cookie, rs_time_ns now,
 	       rs_id *id)
 {
 	struct rs_req *q;
 	uint32_t r;
+	int err;
 
 	CHECK_ENTRY(s);
 	if (!id)
@@ -293,10 +324,8 @@ int rs_enqueue(struct rs_sched *s, int cls, uint64_t user,
 	if (cls < 0 || (uint32_t)cls >= s->ncls)
 		return RS_ENOCLASS;
 	__builtin_prefetch(&s->cls[cls]);	/* overlap its likely miss */
-	if (s->cfg.max_queued && s->waiting >= s->cfg.max_queued) {
-		s->rejected++;
-		return RS_EFULL;
-	}
+	if ((err = queue_limit(s, (uint32_t)cls, user)))
+		return err;
 	if (req_reserve(s) || rs_users_reserve(&s->users) ||
 	    (s->ctl->reserve && s->ctl->reserve(s)))
 		return RS_ENOMEM;
@@ -320,7 +349,6 @@ int rs_enqueue(struct rs_sched *s, int cls, uint64_t user,
 		q->sub = rs_sff_classify(s, &s->users.ent[q->user], now);
 	rs_q_push(s, r);
 	rs_fifo_push(s, r);
-	s->waiting++;
 	*id = make_id(s, r);
 	rs_try_release(s, now);
 	rs_check(s, "rs_enqueue");
@@ -591,6 +619,8 @@ void rs_get_stats(const struct rs_sched *s, struct rs_stats *st)
 	st->aborted = s->aborted;
 	st->expired = s->expired;
 	st->rejected = s->rejected;
+	st->rejected_user = s->rejected_user;
+	st->rejected_class = s->rejected_class;
 	st->bytes = s->bytes;
 	st->users = s->users.alive;
 	st->link_source = s->link_src;
@@ -630,6 +660,7 @@ int rs_get_class_stats(const struct rs_sched *s, int cls,
 	st->ended = k->ended;
 	st->aborted = k->aborted;
 	st->expired = k->expired;
+	st->rejected = k->rejected;
 	st->throughput_bps = k->throughput_bps;
 	st->flows = k->nflows;
 	if (k->naccts && s->pc.wsum > 0) {

@@ -195,6 +195,7 @@ uint32_t rs_users_get(struct rs_sched *s, uint32_t cls, uint64_t key,
 		e->key = key;
 		e->cls = cls;
 		e->count = 0;
+		e->waiting = 0;
 		e->recent = 0;
 		e->last_seen = now;
 		e->idle_next = e->idle_prev = RS_NIL;

@@ -460,6 +460,8 @@ static void random_config(struct world *w, struct rs_config *cfg)
 	cfg->sff_flow_timeout = below(w, 2000000000);
 	cfg->sff_alpha = 1 + (unsigned)below(w, 4);
 	cfg->max_queued = below(w, 4) == 0 ? 1 + below(w, 8) : 0;
+	cfg->max_queued_user = below(w, 4) == 0 ? 1 + below(w, 4) : 0;
+	cfg->max_queued_class = below(w, 4) == 0 ? 1 + below(w, 6) : 0;
 	cfg->pacing = below(w, 2);
 	cfg->long_transfer = below(w, 3) == 0 ? 0 : 1448 + below(w, 100000);
 }
@@ -469,8 +471,8 @@ static void ev_enqueue(struct world *w)
 	struct rs_req_info info;
 	struct sreq *r;
 	struct snap before;
-	int cls, err, i;
-	uint64_t queued = 0;
+	int cls, err, i, want;
+	uint64_t queued = 0, quser = 0, qclass = 0;
 	rs_id id = 0;
 	bool idle_class = false, any_active = false;
 	double min_active = 0;
@@ -490,8 +492,17 @@ static void ev_enqueue(struct world *w)
 	r->lng = 0;
 	r->state = S_QUEUED;	/* the callback may fire inside */
 	r->id = 0;
-	for (int k = 0; k < w->nreq; k++)
-		queued += w->req[k].state == S_QUEUED;
+	for (int k = 0; k < w->nreq; k++) {
+		const struct sreq *o = &w->req[k];
+
+		if (o->state != S_QUEUED)
+			continue;
+		queued++;
+		if (cls >= 0 && cls < w->ncls && o->name == w->cls[cls]) {
+			qclass++;
+			quser += o->user == r->user;
+		}
+	}
 	take(w, &before);
 	/* MSF-RS: a class becoming active starts at the minimum SC of the
 	 * active classes (0 when none is active) */
@@ -516,10 +527,26 @@ static void ev_enqueue(struct world *w)
 		expect_unchanged(w, &before);
 		return;
 	}
-	if (w->cfg.max_queued && queued >= w->cfg.max_queued) {
+	/* the queue limits: the user's, the class's, the global one */
+	want = w->cfg.max_queued_user && quser >= w->cfg.max_queued_user ?
+	       RS_EUSERFULL :
+	       w->cfg.max_queued_class && qclass >= w->cfg.max_queued_class ?
+	       RS_ECLASSFULL :
+	       w->cfg.max_queued && queued >= w->cfg.max_queued ? RS_EFULL : 0;
+	if (want) {
+		struct snap after;
+
 		w->nreq--;
-		if (err != RS_EFULL)
-			FAIL(w, "max_queued not enforced: %d", err);
+		if (err != want)
+			FAIL(w, "queue limit %d not enforced: %d", want, err);
+		take(w, &after);
+		if (after.g.rejected != before.g.rejected + 1 ||
+		    after.c[cls].rejected != before.c[cls].rejected + 1 ||
+		    after.g.rejected_user != before.g.rejected_user +
+		    (want == RS_EUSERFULL) ||
+		    after.g.rejected_class != before.g.rejected_class +
+		    (want == RS_ECLASSFULL) || after.g.queued != before.g.queued)
+			FAIL(w, "queue limit %d: rejected counters", want);
 		return;
 	}
 	if (err)

@@ -142,6 +142,64 @@ START_TEST(max_queued_rejects)
 }
 END_TEST
 
+/* The per-user limit refuses only the user over it, the per-class limit
+ * only requests of the full class, the global one everything; a request
+ * that leaves the queue (cancel, release) makes room for its user; a
+ * reconfigure that merges a removed class's users into the default class
+ * counts their queued requests there. */
+START_TEST(queue_limits_refuse_the_offender)
+{
+	struct rec rec = { 0 };
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_FIXED);
+	const char *names[] = { "a" };
+	const double weights[] = { 1 };
+	struct rs_sched *s;
+	rs_id id = 0, u1;
+
+	cfg.max_queued_user = 2;
+	cfg.max_queued_class = 3;
+	cfg.max_queued = 5;
+	s = rs_new(&cfg, rec_release, &rec);
+	rs_class_add(s, "a", 1);
+	rs_class_add(s, "b", 1);
+	enq(s, 0, 1, 0, 0);		/* released: not waiting */
+	u1 = enq(s, 0, 1, 0, 0);
+	enq(s, 0, 1, 0, 0);
+	ck_assert_int_eq(rs_enqueue(s, 0, 1, NULL, NULL, 0, &id), RS_EUSERFULL);
+	enq(s, 0, 2, 0, 0);		/* another user still gets in */
+	ck_assert_int_eq(rs_enqueue(s, 0, 3, NULL, NULL, 0, &id), RS_ECLASSFULL);
+	enq(s, 1, 1, 0, 0);		/* user 1 in class b: its own entry */
+	enq(s, 1, 4, 0, 0);
+	ck_assert_int_eq(rs_enqueue(s, 1, 5, NULL, NULL, 0, &id), RS_EFULL);
+	ck_assert(id == 0);
+	ck_assert_uint_eq(gstats(s).rejected, 3);
+	ck_assert_uint_eq(gstats(s).rejected_user, 1);
+	ck_assert_uint_eq(gstats(s).rejected_class, 1);
+	ck_assert_uint_eq(cstats(s, 0).rejected, 2);
+	ck_assert_uint_eq(cstats(s, 1).rejected, 1);
+	ck_assert_uint_eq(gstats(s).queued, 5);
+	ck_assert_str_eq(rs_strerror(RS_EUSERFULL),
+			 "too many queued requests of this user");
+	ck_assert_str_eq(rs_strerror(RS_ECLASSFULL),
+			 "too many queued requests of this class");
+
+	ck_assert_int_eq(rs_cancel(s, u1, 1), 0);
+	ck_assert_int_eq(rs_enqueue(s, 0, 1, NULL, NULL, 1, &id), 0);
+	ck_assert_int_eq(rs_enqueue(s, 0, 1, NULL, NULL, 1, &id), RS_EUSERFULL);
+
+	/* b goes: user 1's request there joins its 2 in a (3 > the limit) */
+	cfg.max_queued_class = 0;
+	cfg.max_queued = 0;
+	ck_assert_int_eq(rs_reconfigure(s, &cfg, names, weights, 1, "a", 2), 0);
+	ck_assert_uint_eq(gstats(s).queued, 5);
+	ck_assert_int_eq(rs_enqueue(s, 0, 1, NULL, NULL, 2, &id), RS_EUSERFULL);
+	ck_assert_int_eq(rs_enqueue(s, 0, 4, NULL, NULL, 2, &id), 0);
+	ck_assert_int_eq(rs_enqueue(s, 0, 4, NULL, NULL, 2, &id), RS_EUSERFULL);
+	ck_assert_uint_eq(cstats(s, 0).rejected, 5);	/* b's count is gone */
+	rs_free(s);
+}
+END_TEST
+
 struct reenter {
 	struct rs_sched *s;
 	int err;
@@ -231,6 +289,7 @@ Suite *suite_misuse(void)
 	tcase_add_test(tc, misuse_requests);
 	tcase_add_test(tc, misuse_classes_and_config);
 	tcase_add_test(tc, max_queued_rejects);
+	tcase_add_test(tc, queue_limits_refuse_the_offender);
 	tcase_add_test(tc, callback_reentry_refused);
 	tcase_add_test(tc, strings_and_parsing);
 	tcase_add_test(tc, aborted_end_counts);
