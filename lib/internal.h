@@ -90,7 +90,9 @@ struct rs_req {
 	uint32_t cls;
 	uint32_t user;		/* index into the user table entries */
 	uint32_t next, prev;	/* class sub-queue links, or free list */
-	uint32_t gnext, gprev;	/* global FIFO of waiting requests */
+	uint32_t gnext, gprev;	/* waiting: the global FIFO (queue.c);
+				 * released in the window: the window list
+				 * (slotage.c) */
 	uint8_t state;
 	uint8_t sub;		/* sff sub-queue: 0 priority, 1 best effort */
 	uint8_t flags;
@@ -305,6 +307,7 @@ struct rs_sched {
 	struct rs_req *req;
 	uint32_t nreq, req_cap, req_free;
 	uint32_t ghead, gtail;	/* global FIFO of waiting requests */
+	uint32_t whead, wtail;	/* the window list, oldest release first */
 
 	struct rs_users users;
 
@@ -379,6 +382,7 @@ struct rs_sched {
 
 	/* global statistics */
 	uint64_t released, cancelled, ended, aborted, expired, rejected;
+	uint64_t reclaimed;	/* slots taken back by rs_reclaim() */
 	uint64_t bytes;
 #ifdef RS_DEBUG
 	struct {
@@ -488,6 +492,12 @@ void rs_tick(struct rs_sched *s, rs_time_ns now);
 void rs_long_check(struct rs_sched *s, uint32_t r, rs_time_ns now);
 void rs_slow_start_step(struct rs_sched *s);
 void rs_window_params(struct rs_sched *s);	/* after cfg changes */
+
+/* slotage.c: the window list of released requests, oldest first, and
+ * rs_reclaim() */
+void rs_slot_open(struct rs_sched *s, uint32_t r);	/* released */
+void rs_slot_close(struct rs_sched *s, uint32_t r);	/* ends in W */
+void rs_window_leave(struct rs_sched *s, uint32_t r);	/* W - 1, nlong + 1 */
 
 /* wrc_mult.c, wrc_aimd.c */
 extern const struct rs_controller_ops rs_wrc_mult_ops;

@@ -90,6 +90,7 @@ struct rs_sched *rs_new(const struct rs_config *cfg, rs_release_fn release,
 	s->ctx = ctx;
 	s->req_free = RS_NIL;
 	s->ghead = s->gtail = RS_NIL;
+	s->whead = s->wtail = RS_NIL;
 	s->rr_head = s->rr_tail = RS_NIL;
 	if (rs_users_init(&s->users) || rs_est_init(&s->est, cfg->default_size)) {
 		rs_free(s);
@@ -481,6 +482,7 @@ int rs_on_end(struct rs_sched *s, rs_id id, bool aborted, rs_time_ns now)
 	} else {
 		if (s->ss)
 			rs_slow_start_step(s);
+		rs_slot_close(s, r);
 		s->W--;
 	}
 	s->t_active = now;
@@ -604,6 +606,7 @@ void rs_get_stats(const struct rs_sched *s, struct rs_stats *st)
 	st->flows_waiting = s->pc.waiting;
 	st->window_bytes = s->pc.window_bytes;
 	st->long_transfers = s->nlong;
+	st->reclaimed = s->reclaimed;
 }
 
 int rs_get_class_stats(const struct rs_sched *s, int cls,
