@@ -268,17 +268,22 @@ static rs_id make_id(const struct rs_sched *s, uint32_t r)
 
 /* ---- events ---- */
 
-/* The real size of released request r is known (Content-Length at the
- * first byte, else the bytes at the end): the policy hears it once. */
+/* The real size of released request r is known: the Content-Length at
+ * the first byte, then the bytes received at the end. The policy is
+ * charged the difference to what it was charged so far (est_size), which
+ * becomes the real size; so a response charges what it received, also
+ * when that is not what its first byte announced (a body cut short, a
+ * caller passing a Content-Length that has no body). */
 static void size_known(struct rs_sched *s, uint32_t r, uint64_t real)
 {
 	struct rs_req *q = &s->req[r];
 
-	if (q->flags & RS_RF_SIZE_KNOWN)
+	if ((q->flags & RS_RF_SIZE_KNOWN) && q->est_size == real)
 		return;
 	q->flags |= RS_RF_SIZE_KNOWN;
 	if (s->pol->size_known)
 		s->pol->size_known(s, r, real);
+	q->est_size = real;
 }
 
 int rs_enqueue(struct rs_sched *s, int cls, uint64_t user,
