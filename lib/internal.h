@@ -498,6 +498,8 @@ void rs_window_params(struct rs_sched *s);	/* after cfg changes */
 void rs_slot_open(struct rs_sched *s, uint32_t r);	/* released */
 void rs_slot_close(struct rs_sched *s, uint32_t r);	/* ends in W */
 void rs_window_leave(struct rs_sched *s, uint32_t r);	/* W - 1, nlong + 1 */
+size_t rs_slots_reclaim(struct rs_sched *s, rs_time_ns now, rs_time_ns max_age,
+			rs_id *ids, void **cookies, size_t n);
 
 /* wrc_mult.c, wrc_aimd.c */
 extern const struct rs_controller_ops rs_wrc_mult_ops;

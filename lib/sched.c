@@ -574,6 +574,21 @@ size_t rs_expire(struct rs_sched *s, rs_time_ns now, rs_time_ns max_wait,
 	return done;
 }
 
+size_t rs_reclaim(struct rs_sched *s, rs_time_ns now, rs_time_ns max_age,
+		  rs_id *ids, void **cookies, size_t n)
+{
+	size_t done;
+
+	if (!s || s->in_callback)
+		return 0;
+	rs_advance(s, now);
+	done = rs_slots_reclaim(s, now, max_age, ids, cookies, n);
+	if (done)
+		rs_try_release(s, now);
+	rs_check(s, "rs_reclaim");
+	return done;
+}
+
 uint64_t rs_estimate_size(const struct rs_sched *s,
 			  const struct rs_req_info *info)
 {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * slotage.c - the age of window slots: the window list and rs_reclaim().
+ * slotage.c - the age of window slots: the window list, and the slots
+ * rs_reclaim() (sched.c) takes back.
  *
  * A released request holds one of the W slots of the window until it ends
  * or, as a long transfer, leaves the window (window.c). A response whose
@@ -51,14 +52,13 @@ void rs_window_leave(struct rs_sched *s, uint32_t r)
 	s->nlong++;
 }
 
-size_t rs_reclaim(struct rs_sched *s, rs_time_ns now, rs_time_ns max_age,
-		  rs_id *ids, void **cookies, size_t n)
+/* rs_reclaim() (sched.c, the entry point): up to n slots at least max_age
+ * old leave the window, oldest first; the caller releases in their place. */
+size_t rs_slots_reclaim(struct rs_sched *s, rs_time_ns now, rs_time_ns max_age,
+			rs_id *ids, void **cookies, size_t n)
 {
 	size_t done = 0;
 
-	if (!s || s->in_callback)
-		return 0;
-	rs_advance(s, now);
 	while (done < n && s->whead != RS_NIL) {
 		uint32_t r = s->whead;
 		struct rs_req *q = &s->req[r];
@@ -73,8 +73,5 @@ size_t rs_reclaim(struct rs_sched *s, rs_time_ns now, rs_time_ns max_age,
 		s->reclaimed++;
 		done++;
 	}
-	if (done)
-		rs_try_release(s, now);
-	rs_check(s, "rs_reclaim");
 	return done;
 }
