@@ -587,6 +587,12 @@ static inline void rs_advance(struct rs_sched *s, rs_time_ns now)
 		rs_tick(s, now);
 }
 
+/* The id of request slot r: its generation and its index + 1. */
+static inline rs_id rs_make_id(const struct rs_sched *s, uint32_t r)
+{
+	return ((uint64_t)s->req[r].gen << 32) | (uint64_t)(r + 1);
+}
+
 /* Slot of a live request id, or RS_NIL. */
 static inline uint32_t rs_lookup(const struct rs_sched *s, rs_id id)
 {

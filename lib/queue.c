@@ -77,7 +77,7 @@ void rs_release(struct rs_sched *s, uint32_t r, rs_time_ns now)
 {
 	struct rs_req *q = &s->req[r];
 	struct rs_class *k = &s->cls[q->cls];
-	rs_id id = ((uint64_t)q->gen << 32) | (uint64_t)(r + 1);
+	rs_id id = rs_make_id(s, r);
 
 	fifo_unlink(s, r);
 	rs_slot_open(s, r);

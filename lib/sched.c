@@ -261,11 +261,6 @@ static void req_release_slot(struct rs_sched *s, uint32_t r)
 	s->req_free = r;
 }
 
-static rs_id make_id(const struct rs_sched *s, uint32_t r)
-{
-	return ((uint64_t)s->req[r].gen << 32) | (uint64_t)(r + 1);
-}
-
 /* ---- events ---- */
 
 /* The real size of released request r is known: the Content-Length at
@@ -327,7 +322,7 @@ int rs_enqueue(struct rs_sched *s, int cls, uint64_t user,
 	rs_q_push(s, r);
 	rs_fifo_push(s, r);
 	s->waiting++;
-	*id = make_id(s, r);
+	*id = rs_make_id(s, r);
 	rs_try_release(s, now);
 	rs_check(s, "rs_enqueue");
 	return 0;
@@ -560,7 +555,7 @@ size_t rs_expire(struct rs_sched *s, rs_time_ns now, rs_time_ns max_wait,
 		if (q->t_enq > now || now - q->t_enq < max_wait)
 			break;
 		if (ids)
-			ids[done] = make_id(s, r);
+			ids[done] = rs_make_id(s, r);
 		if (cookies)
 			cookies[done] = q->cookie;
 		s->cls[q->cls].expired++;

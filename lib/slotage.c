@@ -66,7 +66,7 @@ size_t rs_slots_reclaim(struct rs_sched *s, rs_time_ns now, rs_time_ns max_age,
 		if (q->t_rel > now || now - q->t_rel < max_age)
 			break;
 		if (ids)
-			ids[done] = ((uint64_t)q->gen << 32) | (uint64_t)(r + 1);
+			ids[done] = rs_make_id(s, r);
 		if (cookies)
 			cookies[done] = q->cookie;
 		rs_window_leave(s, r);
