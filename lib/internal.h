@@ -593,6 +593,23 @@ static inline rs_id rs_make_id(const struct rs_sched *s, uint32_t r)
 	return ((uint64_t)s->req[r].gen << 32) | (uint64_t)(r + 1);
 }
 
+/* rs_expire(), rs_reclaim(): request r, timed from since, is at least age
+ * old at now; its id and cookie go to ids[i] and cookies[i] (either array
+ * may be NULL). False (nothing written) when it is younger. */
+static inline bool rs_hand_out_if_old(const struct rs_sched *s, uint32_t r,
+				      rs_time_ns since, rs_time_ns now,
+				      rs_time_ns age, rs_id *ids,
+				      void **cookies, size_t i)
+{
+	if (since > now || now - since < age)
+		return false;
+	if (ids)
+		ids[i] = rs_make_id(s, r);
+	if (cookies)
+		cookies[i] = s->req[r].cookie;
+	return true;
+}
+
 /* Slot of a live request id, or RS_NIL. */
 static inline uint32_t rs_lookup(const struct rs_sched *s, rs_id id)
 {

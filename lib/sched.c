@@ -550,15 +550,11 @@ size_t rs_expire(struct rs_sched *s, rs_time_ns now, rs_time_ns max_wait,
 	rs_advance(s, now);
 	while (done < n && s->ghead != RS_NIL) {
 		uint32_t r = s->ghead;
-		struct rs_req *q = &s->req[r];
 
-		if (q->t_enq > now || now - q->t_enq < max_wait)
+		if (!rs_hand_out_if_old(s, r, s->req[r].t_enq, now, max_wait,
+					ids, cookies, done))
 			break;
-		if (ids)
-			ids[done] = rs_make_id(s, r);
-		if (cookies)
-			cookies[done] = q->cookie;
-		s->cls[q->cls].expired++;
+		s->cls[s->req[r].cls].expired++;
 		s->expired++;
 		drop_waiting(s, r, now);
 		done++;

@@ -61,14 +61,10 @@ size_t rs_slots_reclaim(struct rs_sched *s, rs_time_ns now, rs_time_ns max_age,
 
 	while (done < n && s->whead != RS_NIL) {
 		uint32_t r = s->whead;
-		struct rs_req *q = &s->req[r];
 
-		if (q->t_rel > now || now - q->t_rel < max_age)
+		if (!rs_hand_out_if_old(s, r, s->req[r].t_rel, now, max_age,
+					ids, cookies, done))
 			break;
-		if (ids)
-			ids[done] = rs_make_id(s, r);
-		if (cookies)
-			cookies[done] = q->cookie;
 		rs_window_leave(s, r);
 		s->reclaimed++;
 		done++;
