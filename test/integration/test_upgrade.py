@@ -12,6 +12,8 @@ from __future__ import annotations
 import socket
 import time
 
+import pytest
+
 import rsharness as h
 from rsharness import Background, Result, http_get, sched_conf, wait_until
 
@@ -53,8 +55,11 @@ def upgrade(proxy_port: int, url: str, timeout: float = 30.0) -> Result:
     return r
 
 
-def test_upgrade_frees_the_slot_and_charges_the_stream(squid_factory, scripted_origin):
-    sq = squid_factory(sched=sched_conf(window="fixed 1"),
+@pytest.mark.parametrize("tunnels", ["count", "schedule"])
+def test_upgrade_frees_the_slot_and_charges_the_stream(tunnels, squid_factory, scripted_origin):
+    """Also with request_sched_tunnels schedule: the upgrade waited for its
+    slot as an HTTP request; the tunnel it becomes is counted, not held."""
+    sq = squid_factory(sched=sched_conf(window="fixed 1", more=f"request_sched_tunnels {tunnels}"),
                        extra="http_upgrade_request_protocols WebSocket allow all")
     ws = scripted_origin.add("/ws", UPGRADE_HEAD, body=STREAM_BYTES, rate_bps=STREAM_BPS)
     smalls = [scripted_origin.add(f"/small/{i}", SMALL_HEAD, body=2000) for i in range(3)]
