@@ -495,8 +495,6 @@ void rs_window_params(struct rs_sched *s);	/* after cfg changes */
 
 /* slotage.c: the window list of released requests, oldest first, and
  * rs_reclaim() */
-void rs_slot_open(struct rs_sched *s, uint32_t r);	/* released */
-void rs_slot_close(struct rs_sched *s, uint32_t r);	/* ends in W */
 void rs_window_leave(struct rs_sched *s, uint32_t r);	/* W - 1, nlong + 1 */
 size_t rs_slots_reclaim(struct rs_sched *s, rs_time_ns now, rs_time_ns max_age,
 			rs_id *ids, void **cookies, size_t n);
@@ -558,6 +556,19 @@ static inline void rs_policy_refund(struct rs_sched *s, uint32_t r)
 static inline double rs_pacer_burst(double rate)
 {
 	return rate * 0.005 > 2 * 1448.0 ? rate * 0.005 : 2 * 1448.0;
+}
+
+/* slotage.c's window list (inline: every release and end takes a slot and
+ * gives it back). Request r was released: it takes a slot, the newest. */
+static inline void rs_slot_open(struct rs_sched *s, uint32_t r)
+{
+	rs_list_append(RS_LINKS(s->req, gnext, gprev), &s->whead, &s->wtail, r);
+}
+
+/* Request r leaves its slot (it ends, or leaves the window). */
+static inline void rs_slot_close(struct rs_sched *s, uint32_t r)
+{
+	rs_list_cut(RS_LINKS(s->req, gnext, gprev), &s->whead, &s->wtail, r);
 }
 
 /* Release what the controller allows now. */

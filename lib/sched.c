@@ -269,7 +269,7 @@ static void req_release_slot(struct rs_sched *s, uint32_t r)
  * becomes the real size; so a response charges what it received, also
  * when that is not what its first byte announced (a body cut short, a
  * caller passing a Content-Length that has no body). */
-static void size_known(struct rs_sched *s, uint32_t r, uint64_t real)
+static inline void size_known(struct rs_sched *s, uint32_t r, uint64_t real)
 {
 	struct rs_req *q = &s->req[r];
 

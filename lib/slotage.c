@@ -11,10 +11,11 @@
  * slots back after a caller-chosen age.
  *
  * The window list holds the released requests that are in W, in release
- * order; release times only grow, so its head is the oldest slot and
- * rs_reclaim() looks at no request it does not reclaim. It reuses the
- * links of the global FIFO of waiting requests (queue.c): a request leaves
- * that FIFO when it is released, so it is never on both.
+ * order (rs_slot_open() at every release and rs_slot_close() at every end
+ * are inline in internal.h); release times only grow, so its head is the
+ * oldest slot and rs_reclaim() looks at no request it does not reclaim.
+ * It reuses the links of the global FIFO of waiting requests (queue.c): a
+ * request leaves that FIFO when it is released, so it is never on both.
  *
  * A reclaimed request leaves the window as a long transfer does (flag
  * RS_RF_LONG, counted in nlong, W - 1) and stays RELEASED: its bytes still
@@ -28,20 +29,6 @@
  *  - along the list, t_rel never decreases.
  */
 #include "internal.h"
-
-#define WINDOW(s) RS_LINKS((s)->req, gnext, gprev)
-
-/* Request r was released: it takes a slot, the newest. */
-void rs_slot_open(struct rs_sched *s, uint32_t r)
-{
-	rs_list_append(WINDOW(s), &s->whead, &s->wtail, r);
-}
-
-/* Request r leaves its slot (it ends, or leaves the window). */
-void rs_slot_close(struct rs_sched *s, uint32_t r)
-{
-	rs_list_cut(WINDOW(s), &s->whead, &s->wtail, r);
-}
 
 /* Released request r, in the window, leaves it and stays released. */
 void rs_window_leave(struct rs_sched *s, uint32_t r)
