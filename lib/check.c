@@ -9,7 +9,9 @@
  *                FREE on the free list; QUEUED in its class's sub-queue;
  *                QUEUED, HELD, SCHEDULED on the global FIFO (= waiting);
  *                HELD is s->held; SCHEDULED in H_RELEASE; RELEASED in
- *                W or, as a long transfer, in nlong
+ *                W or, as a long transfer or a reclaimed slot, in nlong
+ *   window-list  the window list holds exactly the RELEASED requests in W,
+ *                in release order (t_rel never decreases)
  *   class-count  nq, pending, outstanding, UC of each class match its
  *                requests and (class, user) entries; each entry's waiting
  *                is the number of its QUEUED, HELD, SCHEDULED requests
@@ -70,7 +72,7 @@ static uint32_t walk(const struct rs_sched *s, uint32_t head, size_t next,
 	return n;
 }
 
-enum { IN_FREE = 1, IN_SUBQ = 2, IN_FIFO = 4 };
+enum { IN_FREE = 1, IN_SUBQ = 2, IN_FIFO = 4, IN_WIN = 8 };
 
 static void check_tickets(const struct rs_sched *s, const char *op)
 {
@@ -82,6 +84,12 @@ static void check_tickets(const struct rs_sched *s, const char *op)
 	walk(s, s->req_free, offsetof(struct rs_req, next), seen, IN_FREE, op);
 	ASSERT("ticket", walk(s, s->ghead, offsetof(struct rs_req, gnext),
 			      seen, IN_FIFO, op) == s->waiting);
+	ASSERT("window-list", walk(s, s->whead, offsetof(struct rs_req, gnext),
+				   seen, IN_WIN, op) == s->W);
+	for (r = s->whead; r != RS_NIL && s->req[r].gnext != RS_NIL;
+	     r = s->req[r].gnext)
+		ASSERT("window-list", s->req[r].t_rel <=
+		       s->req[s->req[r].gnext].t_rel);
 	for (c = 0; c < s->ncls; c++) {
 		const struct rs_class *k = &s->cls[c];
 		int sub;
@@ -125,7 +133,8 @@ static void check_tickets(const struct rs_sched *s, const char *op)
 			cnt[4 * q->cls + 1]++;
 			break;
 		case RS_ST_RELEASED:
-			ASSERT("ticket", where == 0);
+			ASSERT("window-list", where ==
+			       ((q->flags & RS_RF_LONG) ? 0 : IN_WIN));
 			if (q->flags & RS_RF_LONG)
 				nlong++;
 			else

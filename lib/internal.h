@@ -92,7 +92,9 @@ struct rs_req {
 	uint32_t cls;
 	uint32_t user;		/* index into the user table entries */
 	uint32_t next, prev;	/* class sub-queue links, or free list */
-	uint32_t gnext, gprev;	/* global FIFO of waiting requests */
+	uint32_t gnext, gprev;	/* waiting: the global FIFO (queue.c);
+				 * released in the window: the window list
+				 * (slotage.c) */
 	uint8_t state;
 	uint8_t sub;		/* sff sub-queue: 0 priority, 1 best effort */
 	uint8_t flags;
@@ -308,6 +310,7 @@ struct rs_sched {
 	struct rs_req *req;
 	uint32_t nreq, req_cap, req_free;
 	uint32_t ghead, gtail;	/* global FIFO of waiting requests */
+	uint32_t whead, wtail;	/* the window list, oldest release first */
 
 	struct rs_users users;
 
@@ -383,6 +386,7 @@ struct rs_sched {
 	/* global statistics */
 	uint64_t released, cancelled, ended, aborted, expired, rejected;
 	uint64_t rejected_user, rejected_class;
+	uint64_t reclaimed;	/* slots taken back by rs_reclaim() */
 	uint64_t bytes;
 #ifdef RS_DEBUG
 	struct {
@@ -493,6 +497,12 @@ void rs_long_check(struct rs_sched *s, uint32_t r, rs_time_ns now);
 void rs_slow_start_step(struct rs_sched *s);
 void rs_window_params(struct rs_sched *s);	/* after cfg changes */
 
+/* slotage.c: the window list of released requests, oldest first, and
+ * rs_reclaim() */
+void rs_window_leave(struct rs_sched *s, uint32_t r);	/* W - 1, nlong + 1 */
+size_t rs_slots_reclaim(struct rs_sched *s, rs_time_ns now, rs_time_ns max_age,
+			rs_id *ids, void **cookies, size_t n);
+
 /* wrc_mult.c, wrc_aimd.c */
 extern const struct rs_controller_ops rs_wrc_mult_ops;
 extern const struct rs_controller_ops rs_wrc_aimd_ops;
@@ -552,6 +562,19 @@ static inline double rs_pacer_burst(double rate)
 	return rate * 0.005 > 2 * 1448.0 ? rate * 0.005 : 2 * 1448.0;
 }
 
+/* slotage.c's window list (inline: every release and end takes a slot and
+ * gives it back). Request r was released: it takes a slot, the newest. */
+static inline void rs_slot_open(struct rs_sched *s, uint32_t r)
+{
+	rs_list_append(RS_LINKS(s->req, gnext, gprev), &s->whead, &s->wtail, r);
+}
+
+/* Request r leaves its slot (it ends, or leaves the window). */
+static inline void rs_slot_close(struct rs_sched *s, uint32_t r)
+{
+	rs_list_cut(RS_LINKS(s->req, gnext, gprev), &s->whead, &s->wtail, r);
+}
+
 /* Release what the controller allows now. */
 static inline void rs_try_release(struct rs_sched *s, rs_time_ns now)
 {
@@ -577,6 +600,29 @@ static inline void rs_advance(struct rs_sched *s, rs_time_ns now)
 {
 	if (!s->started || now >= s->next_tick)
 		rs_tick(s, now);
+}
+
+/* The id of request slot r: its generation and its index + 1. */
+static inline rs_id rs_make_id(const struct rs_sched *s, uint32_t r)
+{
+	return ((uint64_t)s->req[r].gen << 32) | (uint64_t)(r + 1);
+}
+
+/* rs_expire(), rs_reclaim(): request r, timed from since, is at least age
+ * old at now; its id and cookie go to ids[i] and cookies[i] (either array
+ * may be NULL). False (nothing written) when it is younger. */
+static inline bool rs_hand_out_if_old(const struct rs_sched *s, uint32_t r,
+				      rs_time_ns since, rs_time_ns now,
+				      rs_time_ns age, rs_id *ids,
+				      void **cookies, size_t i)
+{
+	if (since > now || now - since < age)
+		return false;
+	if (ids)
+		ids[i] = rs_make_id(s, r);
+	if (cookies)
+		cookies[i] = s->req[r].cookie;
+	return true;
 }
 
 /* Slot of a live request id, or RS_NIL. */

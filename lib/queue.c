@@ -78,14 +78,16 @@ uint32_t rs_take_from(struct rs_sched *s, uint32_t c)
 }
 
 /* Request r, taken from its queue, leaves the FIFO towards the network:
- * it counts in W and the release callback fires. */
+ * it takes a slot of the window (W, the window list) and the release
+ * callback fires. */
 void rs_release(struct rs_sched *s, uint32_t r, rs_time_ns now)
 {
 	struct rs_req *q = &s->req[r];
 	struct rs_class *k = &s->cls[q->cls];
-	rs_id id = ((uint64_t)q->gen << 32) | (uint64_t)(r + 1);
+	rs_id id = rs_make_id(s, r);
 
 	fifo_unlink(s, r);
+	rs_slot_open(s, r);
 	q->state = RS_ST_RELEASED;
 	q->t_rel = now;
 	s->W++;

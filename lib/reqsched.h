@@ -177,6 +177,15 @@ void rs_on_timer(struct rs_sched *s, rs_time_ns now);
 size_t rs_expire(struct rs_sched *s, rs_time_ns now, rs_time_ns max_wait,
 		 rs_id *ids, void **cookies, size_t n);
 
+/* Window slots held for at least max_age (released that long ago, still
+ * in the window): returns up to n cookies/ids of the oldest such requests
+ * and takes their slots back, releasing queued requests in their place
+ * (counted in reclaimed). A reclaimed request stays released, out of the
+ * window as a long transfer is: its bytes still count and rs_on_end() is
+ * still due. ids and cookies may be NULL. */
+size_t rs_reclaim(struct rs_sched *s, rs_time_ns now, rs_time_ns max_age,
+		  rs_id *ids, void **cookies, size_t n);
+
 /* Reconfiguration: replaces config and class set, keeps every queued and
  * outstanding request. Classes are matched by name; requests of a removed
  * class move to class default_name (which must be in names). */
@@ -296,7 +305,9 @@ struct rs_stats {
 	uint64_t window_bytes;		/* sum of the clamps last computed for
 					 * open flows: the senders' bytes in
 					 * flight can be at most this */
-	uint32_t long_transfers;	/* released responses out of the window */
+	uint32_t long_transfers;	/* released responses out of the window
+					 * (long transfers and reclaimed slots) */
+	uint64_t reclaimed;		/* slots taken back by rs_reclaim() */
 };
 
 void rs_get_stats(const struct rs_sched *s, struct rs_stats *st);

@@ -92,6 +92,7 @@ struct rs_sched *rs_new(const struct rs_config *cfg, rs_release_fn release,
 	s->ctx = ctx;
 	s->req_free = RS_NIL;
 	s->ghead = s->gtail = RS_NIL;
+	s->whead = s->wtail = RS_NIL;
 	s->rr_head = s->rr_tail = RS_NIL;
 	if (rs_users_init(&s->users) || rs_est_init(&s->est, cfg->default_size)) {
 		rs_free(s);
@@ -262,24 +263,24 @@ static void req_release_slot(struct rs_sched *s, uint32_t r)
 	s->req_free = r;
 }
 
-static rs_id make_id(const struct rs_sched *s, uint32_t r)
-{
-	return ((uint64_t)s->req[r].gen << 32) | (uint64_t)(r + 1);
-}
-
 /* ---- events ---- */
 
-/* The real size of released request r is known (Content-Length at the
- * first byte, else the bytes at the end): the policy hears it once. */
-static void size_known(struct rs_sched *s, uint32_t r, uint64_t real)
+/* The real size of released request r is known: the Content-Length at
+ * the first byte, then the bytes received at the end. The policy is
+ * charged the difference to what it was charged so far (est_size), which
+ * becomes the real size; so a response charges what it received, also
+ * when that is not what its first byte announced (a body cut short, a
+ * caller passing a Content-Length that has no body). */
+static inline void size_known(struct rs_sched *s, uint32_t r, uint64_t real)
 {
 	struct rs_req *q = &s->req[r];
 
-	if (q->flags & RS_RF_SIZE_KNOWN)
+	if ((q->flags & RS_RF_SIZE_KNOWN) && q->est_size == real)
 		return;
 	q->flags |= RS_RF_SIZE_KNOWN;
 	if (s->pol->size_known)
 		s->pol->size_known(s, r, real);
+	q->est_size = real;
 }
 
 /* The first queue limit a new request of (c, user) would exceed, counted
@@ -349,7 +350,7 @@ int rs_enqueue(struct rs_sched *s, int cls, uint64_t user,
 		q->sub = rs_sff_classify(s, &s->users.ent[q->user], now);
 	rs_q_push(s, r);
 	rs_fifo_push(s, r);
-	*id = make_id(s, r);
+	*id = rs_make_id(s, r);
 	rs_try_release(s, now);
 	rs_check(s, "rs_enqueue");
 	return 0;
@@ -509,6 +510,7 @@ int rs_on_end(struct rs_sched *s, rs_id id, bool aborted, rs_time_ns now)
 	} else {
 		if (s->ss)
 			rs_slow_start_step(s);
+		rs_slot_close(s, r);
 		s->W--;
 	}
 	s->t_active = now;
@@ -576,15 +578,11 @@ size_t rs_expire(struct rs_sched *s, rs_time_ns now, rs_time_ns max_wait,
 	rs_advance(s, now);
 	while (done < n && s->ghead != RS_NIL) {
 		uint32_t r = s->ghead;
-		struct rs_req *q = &s->req[r];
 
-		if (q->t_enq > now || now - q->t_enq < max_wait)
+		if (!rs_hand_out_if_old(s, r, s->req[r].t_enq, now, max_wait,
+					ids, cookies, done))
 			break;
-		if (ids)
-			ids[done] = make_id(s, r);
-		if (cookies)
-			cookies[done] = q->cookie;
-		s->cls[q->cls].expired++;
+		s->cls[s->req[r].cls].expired++;
 		s->expired++;
 		drop_waiting(s, r, now);
 		done++;
@@ -592,6 +590,21 @@ size_t rs_expire(struct rs_sched *s, rs_time_ns now, rs_time_ns max_wait,
 	if (done)
 		rs_try_release(s, now);
 	rs_check(s, "rs_expire");
+	return done;
+}
+
+size_t rs_reclaim(struct rs_sched *s, rs_time_ns now, rs_time_ns max_age,
+		  rs_id *ids, void **cookies, size_t n)
+{
+	size_t done;
+
+	if (!s || s->in_callback)
+		return 0;
+	rs_advance(s, now);
+	done = rs_slots_reclaim(s, now, max_age, ids, cookies, n);
+	if (done)
+		rs_try_release(s, now);
+	rs_check(s, "rs_reclaim");
 	return done;
 }
 
@@ -634,6 +647,7 @@ void rs_get_stats(const struct rs_sched *s, struct rs_stats *st)
 	st->flows_waiting = s->pc.waiting;
 	st->window_bytes = s->pc.window_bytes;
 	st->long_transfers = s->nlong;
+	st->reclaimed = s->reclaimed;
 }
 
 int rs_get_class_stats(const struct rs_sched *s, int cls,

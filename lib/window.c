@@ -131,9 +131,7 @@ void rs_long_check(struct rs_sched *s, uint32_t r, rs_time_ns now)
 		return;
 	if (s->ss)
 		rs_slow_start_step(s);
-	q->flags |= RS_RF_LONG;
-	s->W--;
-	s->nlong++;
+	rs_window_leave(s, r);
 	rs_try_release(s, now);
 }
 

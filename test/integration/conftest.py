@@ -301,3 +301,95 @@ class PconnRaceServer(LoopbackServer):
             return
         finally:
             c.close()
+
+
+@pytest.fixture
+def scripted_origin() -> Iterator["ScriptedOrigin"]:
+    s = ScriptedOrigin()
+    yield s
+    s.stop()
+
+
+class Script:
+    """One scripted answer: `head` (status line and header fields, sent as
+    they are), then `body` bytes (paced to `rate_bps` if set), then close,
+    or with `stall` keep the connection open and silent until the origin
+    stops (at most `stall_max` seconds)."""
+
+    def __init__(self, head: str, body: int = 0, rate_bps: float = 0.0,
+                 stall: bool = False, stall_max: float = 60.0):
+        self.head = head.replace("\n", "\r\n").encode("latin-1") + b"\r\n"
+        self.body = body
+        self.rate_bps = rate_bps
+        self.stall = stall
+        self.stall_max = stall_max
+
+
+class ScriptedOrigin(LoopbackServer):
+    """An HTTP origin on 127.0.0.1 whose answer to each request path is a
+    Script (answers that reqsched-origin does not give: a 101 upgrade that
+    then streams, a 304 or 204 with a Content-Length, a body cut short, a
+    response that stalls mid-body). One request per connection. `sent[path]`
+    is every byte the kernel accepted for that path (head and body): what
+    crossed towards Squid; `done[path]` is set once the answer is over."""
+
+    def __init__(self) -> None:
+        import threading
+        self.scripts: dict = {}
+        self.sent: dict = {}
+        self.done: dict = {}
+        self.heads: dict = {}          # path -> the request head Squid sent
+        self.stopping = threading.Event()
+        super().__init__()
+
+    def add(self, path: str, head: str, **script: object) -> str:
+        """Answer requests for path with Script(head, **script); returns the URL."""
+        import threading
+        self.scripts[path] = Script(head, **script)  # type: ignore[arg-type]
+        self.sent[path] = 0
+        self.done[path] = threading.Event()
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def _accepted(self, c) -> None:
+        import threading
+        threading.Thread(target=self._serve, args=(c,), daemon=True).start()
+
+    def _serve(self, c) -> None:
+        path = ""
+        try:
+            c.settimeout(10)
+            buf = b""
+            while b"\r\n\r\n" not in buf:
+                d = c.recv(4096)
+                if not d:
+                    return
+                buf += d
+            head = buf.partition(b"\r\n\r\n")[0].decode("latin-1")
+            path = head.split(" ", 2)[1]
+            self.heads[path] = head
+            sc = self.scripts[path]
+            c.sendall(sc.head)
+            self.sent[path] += len(sc.head)
+            block = b"s" * 16384
+            t0 = time.monotonic()
+            left = sc.body
+            while left > 0 and not self.stopping.is_set():
+                n = c.send(block[:min(left, len(block))])
+                left -= n
+                self.sent[path] += n
+                if sc.rate_bps:
+                    ahead = t0 + (sc.body - left) * 8 / sc.rate_bps - time.monotonic()
+                    if ahead > 0:
+                        time.sleep(ahead)
+            if sc.stall:
+                self.stopping.wait(sc.stall_max)
+        except (OSError, KeyError, IndexError):
+            pass
+        finally:
+            c.close()
+            if path in self.done:
+                self.done[path].set()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        super().stop()

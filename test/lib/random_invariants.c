@@ -6,7 +6,7 @@
  * Each sequence builds a scheduler with a random configuration and class
  * set, runs a random mix of events (enqueue, cancel, first byte, bytes,
  * end - also twice -, cancel of released requests, foreign bytes, timers,
- * expire, reconfigure, and misuse with bad ids and classes), then drains.
+ * expire, reclaim of old window slots, reconfigure, and misuse with bad ids and classes), then drains.
  * Checked after every event:
  *   - a request is released at most once, only while queued, and ended
  *     exactly once (second end -> RS_ESTALE);
@@ -72,6 +72,7 @@ struct sreq {
 	int first;
 	uint64_t bytes;
 	int lng;		/* long transfer: out of the window */
+	rs_time_ns t_rel;	/* release time */
 };
 
 #define MAXFLOW 64
@@ -180,6 +181,7 @@ static void on_release(void *ctx, rs_id id, void *cookie)
 	if (r->state != S_QUEUED)
 		FAIL(w, "request %d released in state %d", i, r->state);
 	r->state = S_RELEASED;
+	r->t_rel = w->now;
 	w->released++;
 	rs_get_stats(w->s, &st);
 	if (w->cfg.controller != RS_WIN_RTC && !((double)st.W - 1 < st.W_max))
@@ -695,6 +697,42 @@ static void ev_expire(struct world *w)
 	}
 }
 
+/* Slots at least max_age old are taken back, oldest first, and only those
+ * of released requests in the window; a call that returns fewer than it
+ * may leaves no such slot behind. */
+static void ev_reclaim(struct world *w)
+{
+	rs_id ids[4];
+	void *cookies[4];
+	size_t n, k, max = 1 + below(w, 4);
+	rs_time_ns age = below(w, 2000000000), prev = 0;
+	int i;
+
+	n = rs_reclaim(w->s, w->now, age, ids, cookies, max);
+	for (k = 0; k < n; k++) {
+		struct sreq *r;
+
+		i = (int)(uintptr_t)cookies[k];
+		if (i < 0 || i >= w->nreq || w->req[i].id != ids[k])
+			FAIL(w, "reclaimed an unknown request");
+		r = &w->req[i];
+		if (r->state != S_RELEASED || r->lng ||
+		    w->now - r->t_rel < age || r->t_rel < prev)
+			FAIL(w, "reclaimed request %d: state %d long %d age "
+			     "%" PRIu64 " < %" PRIu64 " or out of order", i,
+			     r->state, r->lng, w->now - r->t_rel, age);
+		prev = r->t_rel;
+		r->lng = 1;	/* out of the window, still released */
+	}
+	if (n < max)
+		for (i = 0; i < w->nreq; i++)
+			if (w->req[i].state == S_RELEASED && !w->req[i].lng &&
+			    w->now - w->req[i].t_rel >= age)
+				FAIL(w, "slot of request %d is %" PRIu64
+				     " ns old, not reclaimed", i,
+				     w->now - w->req[i].t_rel);
+}
+
 static void ev_foreign(struct world *w)
 {
 	struct snap before;
@@ -1154,9 +1192,12 @@ static void one_sequence(struct world *w)
 		} else if (e < 85) {
 			w->step = "timer";
 			ev_timer(w);
-		} else if (e < 89) {
+		} else if (e < 87) {
 			w->step = "expire";
 			ev_expire(w);
+		} else if (e < 89) {
+			w->step = "reclaim";
+			ev_reclaim(w);
 		} else if (e < 93) {
 			w->step = "foreign";
 			ev_foreign(w);

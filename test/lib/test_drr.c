@@ -83,7 +83,8 @@ START_TEST(drr_weighted_shares)
 }
 END_TEST
 
-/* RQS Fig. 8: DC_i corrected by (estimate - real) once the size is known. */
+/* RQS Fig. 8: DC_i corrected by (estimate - real) once the size is known,
+ * and by (Content-Length - received) at the end. */
 START_TEST(drr_compensation_arithmetic)
 {
 	struct rec rec = { 0 };
@@ -99,8 +100,8 @@ START_TEST(drr_compensation_arithmetic)
 	ck_assert_int_eq(rs_on_first_byte(s, a1, 900, 1), 0);
 	ck_assert_double_eq(service(s, 0), -300);	/* debt is kept */
 	rs_on_bytes(s, a1, 950, 2);
-	rs_on_end(s, a1, false, 3);	/* already compensated: no change;
-					 * A: -300 + 1000 = 700 -> A2 (100) */
+	rs_on_end(s, a1, false, 3);	/* the 50 bytes beyond it: -350;
+					 * A: -350 + 1000 = 650 -> A2 (50) */
 	ck_assert(rec.id[1] == a2);
 	ck_assert_double_eq(service(s, 0), 0);		/* A2 left: empty */
 	/* no Content-Length: compensation at the end with the bytes seen */
@@ -116,6 +117,25 @@ START_TEST(drr_compensation_arithmetic)
 					 * 700 - 800 < 0 -> +1000: 1700-800 */
 	ck_assert(rec.id[3] == b2);
 	ck_assert_double_eq(service(s, 1), 0);		/* empty again */
+	rs_free(s);
+}
+END_TEST
+
+/* A body cut short charges what arrived, not the Content-Length its first
+ * byte announced (the origin closed, or the client aborted). */
+START_TEST(drr_charges_bytes_received)
+{
+	struct rec rec = { 0 };
+	struct rs_sched *s = drr_new(&rec, 1000, true);
+	rs_id a1;
+
+	rs_class_add(s, "A", 1);
+	a1 = enq(s, 0, 1, 100, 0);	/* DC_A = 1000 - 100, then empty: 0 */
+	ck_assert_int_eq(rs_on_first_byte(s, a1, 50000, 1), 0);
+	ck_assert_double_eq(service(s, 0), 100 - 50000);
+	ck_assert_int_eq(rs_on_bytes(s, a1, 3000, 2), 0);
+	ck_assert_int_eq(rs_on_end(s, a1, true, 3), 0);
+	ck_assert_double_eq(service(s, 0), 100 - 3000);
 	rs_free(s);
 }
 END_TEST
@@ -154,6 +174,7 @@ START_TEST(drr_debt_and_skip)
 	rs_on_first_byte(s, a1, 5000, 1);	/* DC_A = 0 + 100 - 5000 */
 	ck_assert_double_eq(service(s, 0), -4900);
 	a2 = enq(s, 0, 1, 100, 2);		/* waits for the window */
+	rs_on_bytes(s, a1, 5000, 2);		/* as announced */
 	rs_on_end(s, a1, false, 3);
 	/* -4900 + 1000 = -3900; skip 3 rounds: -900; +1000 = 100 -> 0 */
 	ck_assert_int_eq(rec.n, 2);
@@ -378,6 +399,7 @@ Suite *suite_drr(void)
 	tcase_add_test(tc, drr_order);
 	tcase_add_test(tc, drr_weighted_shares);
 	tcase_add_test(tc, drr_compensation_arithmetic);
+	tcase_add_test(tc, drr_charges_bytes_received);
 	tcase_add_test(tc, drr_no_compensation);
 	tcase_add_test(tc, drr_debt_and_skip);
 	tcase_add_test(tc, estimator_learning);
