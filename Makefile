@@ -16,9 +16,10 @@ BUILD   := $(TOP)/build
 PREFIX  := $(BUILD)
 STAMPS  := $(BUILD)/stamps
 export PKG_CONFIG_PATH := $(PREFIX)/lib/pkgconfig:$(PKG_CONFIG_PATH)
-# The patched Squid and its unit tests link build/lib/libreqsched.so without
-# an rpath: everything make starts finds it here. A caller's LD_LIBRARY_PATH
-# (e.g. a debug build of libreqsched) comes first.
+# The patched Squid and its unit tests link build/lib/libreqsched.so (the
+# series adds no rpath; scripts/squid-build gives the build tree's Squid a
+# RUNPATH for its SMP kids): everything make starts finds it here. A caller's
+# LD_LIBRARY_PATH (e.g. a debug build of libreqsched) comes first.
 export LD_LIBRARY_PATH := $(if $(LD_LIBRARY_PATH),$(LD_LIBRARY_PATH):)$(PREFIX)/lib
 # ccache: share hits between clones in different directories (CI builds in a
 # fresh clone); paths under TOP are rewritten relative before hashing.
