@@ -14,6 +14,11 @@
  * holds its estimated rate until its estimated finishing time (remaining
  * estimated bytes / rate from now).
  *
+ * Resources (resources.c): a released request keeps what it holds (its
+ * class's held counts follow it to the default class) and gives it back at
+ * its end whatever the new policy; a lowered capacity leaves an excess.
+ * A kept class's deficits restart (DRR's ready); its consumed stay.
+ *
  * Flows stay open: a flow of a removed class moves to the default class,
  * the pacer's accounts are rebuilt for the new policy (pacer.c). Long
  * transfers stay out of the window until they end, even if pacing is
@@ -113,6 +118,9 @@ static int plan_alloc(struct plan *p, struct rs_sched *s,
 	ctl = rs_controller_ops_of(cfg->controller);
 	if (ctl->reserve && ctl->reserve(s))
 		return RS_ENOMEM;
+	if (rs_drf_reserve(s, (uint32_t)n) ||
+	    rs_res_reserve(s, s->req_cap, cfg->nres > 0))
+		return RS_ENOMEM;
 	return 0;
 }
 
@@ -120,6 +128,7 @@ static int plan_alloc(struct plan *p, struct rs_sched *s,
 static void build_classes(struct rs_sched *s, struct plan *p,
 			  const double *weights, int n)
 {
+	unsigned i;
 	int j;
 
 	for (j = 0; j < n; j++) {
@@ -136,11 +145,18 @@ static void build_classes(struct rs_sched *s, struct plan *p,
 		s->cls[old].name = NULL;	/* moved */
 		k->weight = weights[j];
 		k->uc = k->nq = k->pending = k->outstanding = 0;
-		k->q[0].head = k->q[0].tail = k->q[1].head = k->q[1].tail = RS_NIL;
-		k->q[0].len = k->q[1].len = 0;
+		for (i = 0; i < RS_NSUBQ; i++) {
+			k->q[i].head = k->q[i].tail = RS_NIL;
+			k->q[i].len = 0;
+		}
+		for (i = 0; i < RS_MAX_RESOURCES; i++) {
+			k->mq[i].next = k->mq[i].prev = RS_NIL;
+			k->res_held[i] = 0;	/* rebuild_queues() */
+		}
 		k->sc_pending = 0;
-		k->hpos_ready = k->hpos_active = RS_NIL;
+		k->hpos_ready = k->hpos_active = k->hpos_drf = RS_NIL;
 		k->dirty = k->in_round = k->visiting = k->in_pool = 0;
+		k->next_sub = 0;
 		k->rr_next = k->rr_prev = RS_NIL;
 	}
 }
@@ -214,10 +230,11 @@ static void swap_in(struct rs_sched *s, struct plan *p, int n)
 }
 
 /* The policy's state first (msf, rfq: the active heap, SCs of newly
- * active classes restart at the minimum), then the queues in enqueue
- * order, then the released requests. */
+ * active classes restart at the minimum), the resources the classes hold,
+ * then the queues in enqueue order, then the released requests. */
 static void rebuild_queues(struct rs_sched *s, bool old_sff, rs_time_ns now)
 {
+	unsigned i;
 	uint32_t r;
 
 	if (s->pol->rebuild)
@@ -225,15 +242,18 @@ static void rebuild_queues(struct rs_sched *s, bool old_sff, rs_time_ns now)
 	s->rr_head = s->rr_tail = RS_NIL;
 	s->rr_len = 0;
 	rs_rtc_reset(s, now);
+	/* what the classes hold, before drf's keys are computed */
+	for (r = 0; r < s->nreq; r++)
+		for (i = 0; (s->req[r].flags & RS_RF_HOLDS_RES) &&
+			    i < RS_MAX_RESOURCES; i++)
+			s->cls[s->req[r].cls].res_held[i] += s->cost[r][i];
 	for (r = s->ghead; r != RS_NIL; r = s->req[r].gnext) {
 		struct rs_req *q = &s->req[r];
 
 		q->state = RS_ST_QUEUED;
 		q->flags &= (uint8_t)~RS_RF_HOLDS_BW;
-		if (!s->cfg.sff)
-			q->sub = 0;
-		else if (!old_sff)
-			q->sub = rs_sff_classify(s, &s->users.ent[q->user], now);
+		if (!s->cfg.sff || !old_sff)	/* sff keeps its groups */
+			q->sub = rs_q_sub(s, r, now);
 		rs_q_push(s, r);
 	}
 	for (r = 0; r < s->nreq; r++) {
@@ -287,6 +307,7 @@ int rs_reconfigure(struct rs_sched *s, const struct rs_config *cfg,
 	s->waiting = 0;
 	for (r = s->ghead; r != RS_NIL; r = s->req[r].gnext)
 		s->waiting++;
+	rs_res_reconfigured(s);
 	rebuild_queues(s, old.sff, now);
 	rs_pacer_rebuild(s, p.map);
 	plan_free(&p, n);

@@ -23,6 +23,8 @@
 
 void rs_config_default(struct rs_config *cfg)
 {
+	unsigned i;
+
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->policy = RS_POLICY_MSF;
 	cfg->sff = false;
@@ -44,6 +46,33 @@ void rs_config_default(struct rs_config *cfg)
 	cfg->max_queued = 0;
 	cfg->pacing = false;
 	cfg->long_transfer = 65536;
+	cfg->nres = 0;
+	for (i = 0; i < RS_MAX_RESOURCES; i++)
+		cfg->res_capacity[i] = 100;
+	cfg->res_quantum = 0.05;
+	cfg->sqos_resource = 0;
+}
+
+/* The resources: capacities, quantum; the multi-resource policies need
+ * them and neither sff (its sub-queues) nor rtc (bandwidth, not RACs). */
+static int resources_check(const struct rs_config *cfg)
+{
+	unsigned i;
+
+	if (cfg->nres > RS_MAX_RESOURCES)
+		return RS_EINVAL;
+	for (i = 0; i < cfg->nres; i++)
+		if (cfg->res_capacity[i] == 0)
+			return RS_EINVAL;
+	if (!(cfg->res_quantum > 0 && cfg->res_quantum <= 1))
+		return RS_EINVAL;
+	if (!rs_policy_ops_of(cfg->policy)->resources)
+		return 0;
+	if (cfg->nres == 0 || cfg->sff || cfg->controller == RS_WIN_RTC)
+		return RS_EINVAL;
+	if (cfg->policy == RS_POLICY_SQOS && cfg->sqos_resource >= cfg->nres)
+		return RS_EINVAL;
+	return 0;
 }
 
 int rs_config_check(const struct rs_config *cfg)
@@ -72,7 +101,7 @@ int rs_config_check(const struct rs_config *cfg)
 	/* a response shorter than one full segment is never "long" */
 	if (cfg->long_transfer != 0 && cfg->long_transfer < 1448)
 		return RS_EINVAL;
-	return 0;
+	return resources_check(cfg);
 }
 
 struct rs_sched *rs_new(const struct rs_config *cfg, rs_release_fn release,
@@ -91,6 +120,8 @@ struct rs_sched *rs_new(const struct rs_config *cfg, rs_release_fn release,
 	s->req_free = RS_NIL;
 	s->ghead = s->gtail = RS_NIL;
 	s->rr_head = s->rr_tail = RS_NIL;
+	for (unsigned j = 0; j < RS_MAX_RESOURCES; j++)
+		s->mq[j].head = s->mq[j].tail = RS_NIL;
 	if (rs_users_init(&s->users) || rs_est_init(&s->est, cfg->default_size)) {
 		rs_free(s);
 		return NULL;
@@ -100,6 +131,10 @@ struct rs_sched *rs_new(const struct rs_config *cfg, rs_release_fn release,
 	rs_window_params(s);
 	rs_rtc_init(s);
 	rs_pacer_init(s);
+	if (rs_res_reserve(s, s->req_cap, cfg->nres > 0)) {
+		rs_free(s);
+		return NULL;
+	}
 	rs_check(s, "rs_new");
 	return s;
 }
@@ -115,6 +150,8 @@ void rs_free(struct rs_sched *s)
 	free(s->cls);
 	free(s->req);
 	free(s->rq);
+	free(s->cost);
+	rs_heap_free(&s->drf);
 	free(s->dirty);
 	rs_users_free(&s->users);
 	rs_kheap_free(&s->ready);
@@ -130,12 +167,16 @@ void rs_free(struct rs_sched *s)
 
 void rs_class_init(struct rs_class *k, char *name, double weight)
 {
+	unsigned j;
+
 	memset(k, 0, sizeof(*k));
 	k->name = name;
 	k->weight = weight;
-	k->q[0].head = k->q[0].tail = RS_NIL;
-	k->q[1].head = k->q[1].tail = RS_NIL;
-	k->hpos_ready = k->hpos_active = RS_NIL;
+	for (j = 0; j < RS_NSUBQ; j++)
+		k->q[j].head = k->q[j].tail = RS_NIL;
+	for (j = 0; j < RS_MAX_RESOURCES; j++)
+		k->mq[j].next = k->mq[j].prev = RS_NIL;
+	k->hpos_ready = k->hpos_active = k->hpos_drf = RS_NIL;
 	k->rr_next = k->rr_prev = RS_NIL;
 }
 
@@ -159,7 +200,8 @@ int rs_class_reserve(struct rs_sched *s, uint32_t n)
 		s->dirty = d;
 		s->cls_cap = cap;
 	}
-	if (rs_kheap_reserve(&s->ready, n) || rs_kheap_reserve(&s->active, n))
+	if (rs_kheap_reserve(&s->ready, n) || rs_kheap_reserve(&s->active, n) ||
+	    rs_drf_reserve(s, n))
 		return RS_ENOMEM;
 	return 0;
 }
@@ -221,8 +263,11 @@ static int req_reserve(struct rs_sched *s)
 		return RS_ENOMEM;
 	{
 		uint32_t cap = s->req_cap ? s->req_cap * 2 : 64;
-		struct rs_req *p = realloc(s->req, (size_t)cap * sizeof(*p));
+		struct rs_req *p;
 
+		if (rs_res_reserve(s, cap, s->cfg.nres > 0))
+			return RS_ENOMEM;
+		p = realloc(s->req, (size_t)cap * sizeof(*p));
 		if (!p)
 			return RS_ENOMEM;
 		s->req = p;
@@ -284,6 +329,13 @@ int rs_enqueue(struct rs_sched *s, int cls, uint64_t user,
 	       const struct rs_req_info *info, void *cookie, rs_time_ns now,
 	       rs_id *id)
 {
+	return rs_enqueue_cost(s, cls, user, info, NULL, cookie, now, id);
+}
+
+int rs_enqueue_cost(struct rs_sched *s, int cls, uint64_t user,
+		    const struct rs_req_info *info, const uint32_t *cost,
+		    void *cookie, rs_time_ns now, rs_id *id)
+{
 	struct rs_req *q;
 	uint32_t r;
 
@@ -316,8 +368,8 @@ int rs_enqueue(struct rs_sched *s, int cls, uint64_t user,
 	}
 	q->est_size = rs_est_size(&s->est, info);
 	q->user = rs_users_get(s, (uint32_t)cls, user, now);
-	if (s->cfg.sff)
-		q->sub = rs_sff_classify(s, &s->users.ent[q->user], now);
+	rs_res_set(s, r, cost);
+	q->sub = rs_q_sub(s, r, now);
 	rs_q_push(s, r);
 	rs_fifo_push(s, r);
 	s->waiting++;
@@ -493,6 +545,7 @@ int rs_on_end(struct rs_sched *s, rs_id id, bool aborted, rs_time_ns now)
 	}
 	if (s->ctl->ended)
 		s->ctl->ended(s, r, now);
+	rs_res_give(s, r);
 	rs_users_put(s, q->user, now);
 	req_release_slot(s, r);
 	rs_try_release(s, now);

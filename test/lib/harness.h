@@ -120,5 +120,6 @@ Suite *suite_reconfig(void);
 Suite *suite_pacer(void);
 Suite *suite_link(void);
 Suite *suite_admission(void);
+Suite *suite_mqos(void);
 
 #endif
