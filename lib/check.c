@@ -14,8 +14,8 @@
  *                requests and (class, user) entries
  *   policy       msf/rfq: a class is in the ready heap iff nq > 0, heaps
  *                ordered; drr, sqos: in the round iff nq > 0, rr_len
- *                right; mqos: on round j iff q[j] not empty, lens right,
- *                DC >= 0; drf: in the heap iff nq > 0, keys current,
+ *                right; mqos: on list j iff q[j] not empty, lens right,
+ *                DCs finite; drf: in the heap iff nq > 0, keys current,
  *                heap ordered
  *   resources    used_i = the costs held by requests flagged as holding,
  *                per class too; used_i <= capacity_i + excess_i; a
@@ -200,7 +200,7 @@ static void check_mqos(const struct rs_sched *s, const char *op)
 		ASSERT("policy", n == s->mq[j].len);
 		for (c = 0, n = 0; c < s->ncls; c++) {
 			n += s->cls[c].q[j].len > 0;
-			ASSERT("policy", s->cls[c].mq[j].dc >= 0);
+			ASSERT("policy", isfinite(s->cls[c].mq[j].dc));
 		}
 		ASSERT("policy", n == s->mq[j].len);
 	}

@@ -153,7 +153,7 @@ struct rs_subq {
 /* mqos (mqos.c): a class in the sub-scheduler of one resource j. */
 struct rs_mq {
 	double dc;		/* deficit counter DC_cj, units of resource j */
-	uint64_t seen;		/* rounds (s->mq_round) credited to dc */
+	uint64_t seen;		/* rounds of sub-scheduler j credited to dc */
 	uint32_t next, prev;	/* sub-scheduler j's turn (q[j] not empty) */
 };
 
@@ -356,12 +356,12 @@ struct rs_sched {
 	uint64_t res_excess[RS_MAX_RESOURCES];	/* used above a capacity that
 						 * a reconfigure lowered */
 	uint64_t res_consumed[RS_MAX_RESOURCES];
-	/* mqos: one sub-scheduler per resource, one round for all */
+	/* mqos: one sub-scheduler per resource */
 	struct {
 		uint32_t head, tail, len;	/* its classes; head = pointer */
-		uint32_t moved;		/* pointer moves in this turn */
+		uint32_t moved;		/* pointer moves in this round */
+		uint64_t round;		/* rounds completed */
 	} mq[RS_MAX_RESOURCES];
-	uint64_t mq_round;		/* rounds completed */
 	/* drf: classes with queued requests by weighted dominant share */
 	struct rs_heap drf;
 

@@ -116,23 +116,25 @@ static void end_all(struct rs_sched *s, const struct rec *rec, int from)
 /*
  * mqos. Quanta on joining: gold DC (30,30,30), silver (15,15,15), bronze
  * (5,5,5). Lists: cpu [gold silver bronze], disk [gold silver], bw
- * [bronze]; R = rounds (one for all resources). Used (cpu, disk, bw):
- * 1. all 100% free, cpu first: gold C1 fits, DC (10,25,25); used (20,5,5)
- * 2. disk most available: gold D1, DC (5,5,20), gold leaves disk; (25,25,10)
- * 3. bw: bronze B1 needs bw DC 20 > 5, two failed visits (R = 2, bronze bw
- *    10 then 15); cpu: gold, credited two rounds (65,65,80): C2, gold is
- *    empty (DC 0); used (45,30,15)
- * 4. bw: bronze B1 (15,15,15) fails, R = 3, (20,20,20): B1, DC (15,15,0);
- *    used (50,35,35)
- * 5. disk (ties with bw: lower index): silver (60,60,60): D2, DC
- *    (55,40,55); used (55,55,40)
- * 6. bw idle; cpu [silver bronze]: silver C3, empty; used (75,60,45)
- * 7. cpu: bronze C4 needs cpu 20 > 15, R = 4, (20,20,5): C4;
- *    used (95,65,50).
+ * [bronze]; a sub-scheduler checks its own DC, charges all. Used (cpu,
+ * disk, bw) after each release:
+ * 1. all 100% free, cpu first: gold C1 (cpu DC 30), DC (10,25,25);
+ *    used (20,5,5)
+ * 2. disk most available: gold D1 (disk DC 25), DC (5,5,20), gold leaves
+ *    the disk list; (25,25,10)
+ * 3. bw: bronze B1 needs bw DC 20 > 5: a bw round (10), the list is short
+ *    of deficit: two more rounds at once (20): B1, DC (0,0,0); (30,30,30)
+ * 4. all 70 % free, cpu: gold 5, silver 15, bronze 0 < 20: a cpu round;
+ *    gold 35: C2, gold is empty; (50,35,35)
+ * 5. disk: silver D2 needs 20 > 15: a disk round (30): D2, silver DC
+ *    (25,10,10); (55,55,40)
+ * 6. bw idle; cpu [silver bronze]: silver C3 (25); (75,60,45)
+ * 7. cpu: bronze C4 needs 20 > 5: a round (10), two more at once (20):
+ *    C4, bronze DC (0,-5,-5): a debt on disk and bw; (95,65,50).
  */
 START_TEST(mqos_example)
 {
-	static const int order[] = { C1, D1, C2, B1, D2, C3, C4 };
+	static const int order[] = { C1, D1, B1, C2, D2, C3, C4 };
 	struct rec rec = { 0 };
 	rs_id ids[NEX];
 	struct rs_sched *s = example(RS_POLICY_MQOS, &rec, ids);
@@ -233,8 +235,8 @@ END_TEST
  * the units taken of the first `exact` resources is checked against 6:3:1
  * (share +- 0.03), the order gold > silver > bronze on every resource
  * taken at all; the shares are printed. Measured (no randomness):
- *   mqos  cpu 0.590 0.303 0.107   disk 0.592 0.304 0.104
- *                                 bw 0.597 0.301 0.102
+ *   mqos  cpu 0.594 0.301 0.106   disk 0.596 0.301 0.104
+ *                                 bw 0.596 0.301 0.103
  *   sqos  cpu 0.596 0.300 0.105   (disk and bw not held)
  *   drf   0.597 0.300 0.103 on each resource
  */
