@@ -195,12 +195,12 @@ static void check_mqos(const struct rs_sched *s, const char *op)
 
 	for (j = 0; j < RS_MAX_RESOURCES; j++) {
 		n = 0;
-		for (c = s->mq[j].head; c != RS_NIL; c = s->cls[c].mq[j].next, n++)
+		for (c = s->mq[j].head; c != RS_NIL; c = s->cres[c].mq[j].next, n++)
 			ASSERT("policy", n < s->ncls && s->cls[c].q[j].len > 0);
 		ASSERT("policy", n == s->mq[j].len);
 		for (c = 0, n = 0; c < s->ncls; c++) {
 			n += s->cls[c].q[j].len > 0;
-			ASSERT("policy", isfinite(s->cls[c].mq[j].dc));
+			ASSERT("policy", isfinite(s->cres[c].mq[j].dc));
 		}
 		ASSERT("policy", n == s->mq[j].len);
 	}
@@ -211,16 +211,16 @@ static void check_drf(const struct rs_sched *s, const char *op)
 	uint32_t c, i;
 
 	for (c = 0; c < s->ncls; c++) {
-		const struct rs_class *k = &s->cls[c];
+		const struct rs_cres *k = &s->cres[c];
 
-		ASSERT("policy", (k->hpos_drf != RS_NIL) == (k->nq > 0));
+		ASSERT("policy", (k->hpos_drf != RS_NIL) == (s->cls[c].nq > 0));
 		ASSERT("policy", k->hpos_drf == RS_NIL ||
 		       (k->hpos_drf < s->drf.n && s->drf.item[k->hpos_drf] == c &&
 			k->drf_share == rs_res_share(s, c)));
 	}
 	for (i = 1; i < s->drf.n; i++) {
-		const struct rs_class *a = &s->cls[s->drf.item[i]];
-		const struct rs_class *b = &s->cls[s->drf.item[(i - 1) / 2]];
+		const struct rs_cres *a = &s->cres[s->drf.item[i]];
+		const struct rs_cres *b = &s->cres[s->drf.item[(i - 1) / 2]];
 
 		ASSERT("policy", a->drf_share > b->drf_share ||
 		       (a->drf_share == b->drf_share &&
@@ -254,7 +254,7 @@ static void check_resources(const struct rs_sched *s, const char *op)
 		ASSERT("resources", used[i] == s->res_used[i]);
 		ASSERT("resources", s->res_used[i] <= cap + s->res_excess[i]);
 		for (c = 0; c < s->ncls; c++)
-			ASSERT("resources", s->cls[c].res_held[i] ==
+			ASSERT("resources", s->cres[c].held[i] ==
 			       held[(size_t)c * RS_MAX_RESOURCES + i]);
 	}
 	free(held);

@@ -22,14 +22,14 @@
 
 static bool drf_less(const struct rs_sched *s, uint32_t a, uint32_t b)
 {
-	double ka = s->cls[a].drf_share, kb = s->cls[b].drf_share;
+	double ka = s->cres[a].drf_share, kb = s->cres[b].drf_share;
 
 	return ka < kb || (ka == kb && a < b);
 }
 
 static void drf_setpos(struct rs_sched *s, uint32_t c, uint32_t pos)
 {
-	s->cls[c].hpos_drf = pos;
+	s->cres[c].hpos_drf = pos;
 }
 
 static const struct rs_heap_ops drf_heap = { drf_less, drf_setpos };
@@ -41,13 +41,13 @@ int rs_drf_reserve(struct rs_sched *s, uint32_t n)
 
 static void drf_ready(struct rs_sched *s, uint32_t c)
 {
-	s->cls[c].drf_share = rs_res_share(s, c);
+	s->cres[c].drf_share = rs_res_share(s, c);
 	rs_heap_push(s, &s->drf, &drf_heap, c);
 }
 
 static void drf_empty(struct rs_sched *s, uint32_t c)
 {
-	rs_heap_remove(s, &s->drf, &drf_heap, s->cls[c].hpos_drf);
+	rs_heap_remove(s, &s->drf, &drf_heap, s->cres[c].hpos_drf);
 }
 
 static uint32_t drf_pick(struct rs_sched *s)
@@ -62,7 +62,7 @@ static uint32_t drf_pick(struct rs_sched *s)
 /* Class c took or gave back resources: its key moves. */
 static void drf_res_changed(struct rs_sched *s, uint32_t c)
 {
-	struct rs_class *k = &s->cls[c];
+	struct rs_cres *k = &s->cres[c];
 
 	k->drf_share = rs_res_share(s, c);
 	if (k->hpos_drf != RS_NIL)
@@ -81,7 +81,7 @@ static void drf_rebuild(struct rs_sched *s)
 
 	s->drf.n = 0;
 	for (c = 0; c < s->ncls; c++)
-		s->cls[c].hpos_drf = RS_NIL;
+		s->cres[c].hpos_drf = RS_NIL;
 }
 
 const struct rs_policy_ops rs_drf_ops = {

@@ -154,7 +154,18 @@ struct rs_subq {
 struct rs_mq {
 	double dc;		/* deficit counter DC_cj, units of resource j */
 	uint64_t seen;		/* rounds of sub-scheduler j credited to dc */
-	uint32_t next, prev;	/* sub-scheduler j's turn (q[j] not empty) */
+	uint32_t next, prev;	/* sub-scheduler j's list (q[j] not empty) */
+};
+
+/* A class's state for the server's resources, in an array parallel to the
+ * classes (s->cres) so that struct rs_class, which every policy walks,
+ * stays small. */
+struct rs_cres {
+	struct rs_mq mq[RS_MAX_RESOURCES];	/* mqos */
+	uint64_t held[RS_MAX_RESOURCES];	/* held now (resources.c) */
+	uint64_t consumed[RS_MAX_RESOURCES];	/* taken in all */
+	double drf_share;	/* drf: weighted dominant share (key) */
+	uint32_t hpos_drf;	/* drf: position in s->drf (nq > 0) */
 };
 
 struct rs_class {
@@ -183,12 +194,6 @@ struct rs_class {
 	double dc;		/* drr deficit counter */
 	uint32_t rr_next, rr_prev;
 	double sff_dc[2];	/* sff group deficit counters */
-	struct rs_mq mq[RS_MAX_RESOURCES];	/* mqos */
-	double drf_share;	/* drf: weighted dominant share (key) */
-	uint32_t hpos_drf;	/* drf: position in s->drf (nq > 0) */
-	/* resources held now and taken in all (resources.c) */
-	uint64_t res_held[RS_MAX_RESOURCES];
-	uint64_t res_consumed[RS_MAX_RESOURCES];
 	/* cold: statistics and name */
 	char *name;
 	uint32_t nflows;	/* open flows of the class */
@@ -327,6 +332,7 @@ struct rs_sched {
 	int in_callback;
 
 	struct rs_class *cls;
+	struct rs_cres *cres;	/* parallel to cls */
 	uint32_t ncls, cls_cap;
 
 	struct rs_req *req;
@@ -595,6 +601,7 @@ void rs_check(struct rs_sched *s, const char *op);
 /* sched.c helpers */
 int rs_class_reserve(struct rs_sched *s, uint32_t n);
 void rs_class_init(struct rs_class *k, char *name, double weight);
+void rs_cres_init(struct rs_cres *r);
 bool rs_weight_ok(double w);
 /* C * U+ less the exceptive rate of the link counter (link.c), at least
  * 5 % of C: the pacer's R and rtc's bandwidth, bytes/s. */

@@ -63,24 +63,23 @@ enum visit { SENT, NO_ROOM, IDLE };
 
 static struct rs_links list_links(struct rs_sched *s, unsigned j)
 {
-	return (struct rs_links){ (char *)&s->cls->mq[j], sizeof(*s->cls),
+	return (struct rs_links){ (char *)&s->cres->mq[j], sizeof(*s->cres),
 				  offsetof(struct rs_mq, next),
 				  offsetof(struct rs_mq, prev) };
 }
 
-static double quantum(const struct rs_sched *s, const struct rs_class *k,
-		      unsigned j)
+static double quantum(const struct rs_sched *s, uint32_t c, unsigned j)
 {
-	return s->cfg.res_quantum * s->cfg.res_capacity[j] * k->weight;
+	return s->cfg.res_quantum * s->cfg.res_capacity[j] * s->cls[c].weight;
 }
 
 /* DC_cj with the rounds of sub-scheduler j not yet credited to it. */
-static double *deficit(struct rs_sched *s, struct rs_class *k, unsigned j)
+static double *deficit(struct rs_sched *s, uint32_t c, unsigned j)
 {
-	struct rs_mq *m = &k->mq[j];
+	struct rs_mq *m = &s->cres[c].mq[j];
 
 	if (m->seen != s->mq[j].round) {
-		double q = quantum(s, k, j), top = q + s->cfg.res_capacity[j];
+		double q = quantum(s, c, j), top = q + s->cfg.res_capacity[j];
 
 		m->dc += (double)(s->mq[j].round - m->seen) * q;
 		if (m->dc > top)
@@ -92,14 +91,14 @@ static double *deficit(struct rs_sched *s, struct rs_class *k, unsigned j)
 
 static void mqos_ready(struct rs_sched *s, uint32_t c)
 {
-	struct rs_class *k = &s->cls[c];
 	unsigned j;
 
 	for (j = 0; j < s->cfg.nres; j++) {
-		double q = quantum(s, k, j), top = q + s->cfg.res_capacity[j];
+		struct rs_mq *m = &s->cres[c].mq[j];
+		double q = quantum(s, c, j), top = q + s->cfg.res_capacity[j];
 
-		k->mq[j].seen = s->mq[j].round;
-		k->mq[j].dc = k->mq[j].dc + q < top ? k->mq[j].dc + q : top;
+		m->seen = s->mq[j].round;
+		m->dc = m->dc + q < top ? m->dc + q : top;
 	}
 }
 
@@ -108,8 +107,8 @@ static void mqos_empty(struct rs_sched *s, uint32_t c)
 	unsigned j;
 
 	for (j = 0; j < s->cfg.nres; j++)
-		if (*deficit(s, &s->cls[c], j) > 0)
-			s->cls[c].mq[j].dc = 0;
+		if (*deficit(s, c, j) > 0)
+			s->cres[c].mq[j].dc = 0;
 }
 
 /* The pointer of sub-scheduler j moves on after a failed visit; as many
@@ -144,10 +143,9 @@ static void skip_rounds(struct rs_sched *s, unsigned j)
 	double rounds = INFINITY;
 	uint32_t c;
 
-	for (c = s->mq[j].head; c != RS_NIL; c = s->cls[c].mq[j].next) {
-		struct rs_class *k = &s->cls[c];
-		double need = ceil(((double)rs_res_cost(s, k->q[j].head, j) -
-				    *deficit(s, k, j)) / quantum(s, k, j));
+	for (c = s->mq[j].head; c != RS_NIL; c = s->cres[c].mq[j].next) {
+		double need = ceil(((double)rs_res_cost(s, s->cls[c].q[j].head, j) -
+				    *deficit(s, c, j)) / quantum(s, c, j));
 
 		if (need < rounds)
 			rounds = need;
@@ -168,9 +166,9 @@ static enum visit sub_scheduler(struct rs_sched *s, unsigned j, uint32_t *c)
 
 		if (!rs_res_fits(s, r))
 			return NO_ROOM;
-		if (rs_res_cost(s, r, j) <= *deficit(s, k, j)) {
+		if (rs_res_cost(s, r, j) <= *deficit(s, *c, j)) {
 			for (i = 0; i < s->cfg.nres; i++)
-				*deficit(s, k, i) -= rs_res_cost(s, r, i);
+				*deficit(s, *c, i) -= rs_res_cost(s, r, i);
 			k->next_sub = (uint8_t)j;
 			return SENT;
 		}
@@ -225,7 +223,7 @@ static double mqos_service(const struct rs_sched *s, uint32_t c)
 	unsigned j;
 
 	for (j = 0; j < s->cfg.nres; j++) {
-		double f = s->cls[c].mq[j].dc / s->cfg.res_capacity[j];
+		double f = s->cres[c].mq[j].dc / s->cfg.res_capacity[j];
 
 		if (f < low)
 			low = f;
@@ -243,7 +241,7 @@ static void mqos_rebuild(struct rs_sched *s)
 		s->mq[j].head = s->mq[j].tail = RS_NIL;
 		s->mq[j].len = s->mq[j].moved = 0;
 		for (c = 0; c < s->ncls; c++)
-			s->cls[c].mq[j].next = s->cls[c].mq[j].prev = RS_NIL;
+			s->cres[c].mq[j].next = s->cres[c].mq[j].prev = RS_NIL;
 	}
 }
 

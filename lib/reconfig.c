@@ -34,6 +34,7 @@
 
 struct plan {
 	struct rs_class *cls;
+	struct rs_cres *cres;
 	uint32_t *dirty;
 	uint32_t *map;		/* old class -> new class */
 	struct rs_users users;
@@ -73,6 +74,7 @@ static void plan_free(struct plan *p, int n)
 	free(p->names);
 	free(p->from);
 	free(p->cls);
+	free(p->cres);
 	free(p->dirty);
 	free(p->map);
 	rs_users_free(&p->users);
@@ -90,11 +92,13 @@ static int plan_alloc(struct plan *p, struct rs_sched *s,
 
 	memset(p, 0, sizeof(*p));
 	p->cls = calloc((size_t)n, sizeof(*p->cls));
+	p->cres = calloc((size_t)n, sizeof(*p->cres));
 	p->dirty = calloc((size_t)n, sizeof(*p->dirty));
 	p->map = calloc(s->ncls ? s->ncls : 1, sizeof(*p->map));
 	p->names = calloc((size_t)n, sizeof(*p->names));
 	p->from = calloc((size_t)n, sizeof(*p->from));
-	if (!p->cls || !p->dirty || !p->map || !p->names || !p->from)
+	if (!p->cls || !p->cres || !p->dirty || !p->map || !p->names ||
+	    !p->from)
 		return RS_ENOMEM;
 	for (c = 0; c < s->ncls; c++) {
 		p->map[c] = (uint32_t)def;
@@ -133,8 +137,10 @@ static void build_classes(struct rs_sched *s, struct plan *p,
 
 	for (j = 0; j < n; j++) {
 		struct rs_class *k = &p->cls[j];
+		struct rs_cres *r = &p->cres[j];
 		int old = p->from[j];
 
+		rs_cres_init(r);
 		if (old < 0) {
 			rs_class_init(k, p->names[j], weights[j]);
 			p->names[j] = NULL;
@@ -149,12 +155,13 @@ static void build_classes(struct rs_sched *s, struct plan *p,
 			k->q[i].head = k->q[i].tail = RS_NIL;
 			k->q[i].len = 0;
 		}
-		for (i = 0; i < RS_MAX_RESOURCES; i++) {
-			k->mq[i].next = k->mq[i].prev = RS_NIL;
-			k->res_held[i] = 0;	/* rebuild_queues() */
+		for (i = 0; i < RS_MAX_RESOURCES; i++) {	/* held: rebuild_queues() */
+			r->mq[i].dc = s->cres[old].mq[i].dc;
+			r->mq[i].seen = s->cres[old].mq[i].seen;
+			r->consumed[i] = s->cres[old].consumed[i];
 		}
 		k->sc_pending = 0;
-		k->hpos_ready = k->hpos_active = k->hpos_drf = RS_NIL;
+		k->hpos_ready = k->hpos_active = RS_NIL;
 		k->dirty = k->in_round = k->visiting = k->in_pool = 0;
 		k->next_sub = 0;
 		k->rr_next = k->rr_prev = RS_NIL;
@@ -209,11 +216,13 @@ static void swap_in(struct rs_sched *s, struct plan *p, int n)
 	for (c = 0; c < s->ncls; c++)
 		free(s->cls[c].name);	/* names of removed classes */
 	free(s->cls);
+	free(s->cres);
 	free(s->dirty);
 	rs_users_free(&s->users);
 	rs_kheap_free(&s->ready);
 	rs_kheap_free(&s->active);
 	s->cls = p->cls;
+	s->cres = p->cres;
 	s->dirty = p->dirty;
 	s->users = p->users;
 	s->ready = p->ready;
@@ -223,6 +232,7 @@ static void swap_in(struct rs_sched *s, struct plan *p, int n)
 	s->nactive = 0;		/* rebuild_queues() adds the active classes */
 	s->pool_n = 0;
 	p->cls = NULL;
+	p->cres = NULL;
 	p->dirty = NULL;
 	memset(&p->users, 0, sizeof(p->users));
 	memset(&p->ready, 0, sizeof(p->ready));
@@ -246,7 +256,7 @@ static void rebuild_queues(struct rs_sched *s, bool old_sff, rs_time_ns now)
 	for (r = 0; r < s->nreq; r++)
 		for (i = 0; (s->req[r].flags & RS_RF_HOLDS_RES) &&
 			    i < RS_MAX_RESOURCES; i++)
-			s->cls[s->req[r].cls].res_held[i] += s->cost[r][i];
+			s->cres[s->req[r].cls].held[i] += s->cost[r][i];
 	for (r = s->ghead; r != RS_NIL; r = s->req[r].gnext) {
 		struct rs_req *q = &s->req[r];
 

@@ -97,7 +97,7 @@ bool rs_res_fits(const struct rs_sched *s, uint32_t r)
  * resources; the others it does not hold (cost 0). */
 void rs_res_take(struct rs_sched *s, uint32_t r)
 {
-	struct rs_class *k = &s->cls[s->req[r].cls];
+	struct rs_cres *k = &s->cres[s->req[r].cls];
 	unsigned i;
 
 	for (i = 0; i < RS_MAX_RESOURCES; i++) {
@@ -107,8 +107,8 @@ void rs_res_take(struct rs_sched *s, uint32_t r)
 		s->cost[r][i] = c;
 		s->res_used[i] += c;
 		s->res_consumed[i] += c;
-		k->res_held[i] += c;
-		k->res_consumed[i] += c;
+		k->held[i] += c;
+		k->consumed[i] += c;
 	}
 	s->req[r].flags |= RS_RF_HOLDS_RES;
 	if (s->pol->res_changed)
@@ -119,7 +119,7 @@ void rs_res_take(struct rs_sched *s, uint32_t r)
 void rs_res_give(struct rs_sched *s, uint32_t r)
 {
 	struct rs_req *q = &s->req[r];
-	struct rs_class *k = &s->cls[q->cls];
+	struct rs_cres *k = &s->cres[q->cls];
 	unsigned i;
 
 	if (!(q->flags & RS_RF_HOLDS_RES))
@@ -129,7 +129,7 @@ void rs_res_give(struct rs_sched *s, uint32_t r)
 		uint64_t cap = i < s->cfg.nres ? s->cfg.res_capacity[i] : 0;
 
 		s->res_used[i] -= s->cost[r][i];
-		k->res_held[i] -= s->cost[r][i];
+		k->held[i] -= s->cost[r][i];
 		if (s->res_excess[i])
 			s->res_excess[i] = s->res_used[i] > cap ?
 					   s->res_used[i] - cap : 0;
@@ -171,17 +171,16 @@ unsigned rs_res_tendency(const struct rs_sched *s, uint32_t r)
 /* Class c's dominant share of what is held now, divided by its weight. */
 double rs_res_share(const struct rs_sched *s, uint32_t c)
 {
-	const struct rs_class *k = &s->cls[c];
 	double top = 0;
 	unsigned i;
 
 	for (i = 0; i < s->cfg.nres; i++) {
-		double f = (double)k->res_held[i] / s->cfg.res_capacity[i];
+		double f = (double)s->cres[c].held[i] / s->cfg.res_capacity[i];
 
 		if (f > top)
 			top = f;
 	}
-	return top / k->weight;
+	return top / s->cls[c].weight;
 }
 
 int rs_get_resource_stats(const struct rs_sched *s, int cls, unsigned res,
@@ -192,8 +191,8 @@ int rs_get_resource_stats(const struct rs_sched *s, int cls, unsigned res,
 	if (cls >= 0 && (uint32_t)cls >= s->ncls)
 		return RS_ENOCLASS;
 	st->capacity = s->cfg.res_capacity[res];
-	st->in_use = cls < 0 ? s->res_used[res] : s->cls[cls].res_held[res];
+	st->in_use = cls < 0 ? s->res_used[res] : s->cres[cls].held[res];
 	st->consumed = cls < 0 ? s->res_consumed[res] :
-		       s->cls[cls].res_consumed[res];
+		       s->cres[cls].consumed[res];
 	return 0;
 }

@@ -148,6 +148,7 @@ void rs_free(struct rs_sched *s)
 	for (c = 0; c < s->ncls; c++)
 		free(s->cls[c].name);
 	free(s->cls);
+	free(s->cres);
 	free(s->req);
 	free(s->rq);
 	free(s->cost);
@@ -174,10 +175,18 @@ void rs_class_init(struct rs_class *k, char *name, double weight)
 	k->weight = weight;
 	for (j = 0; j < RS_NSUBQ; j++)
 		k->q[j].head = k->q[j].tail = RS_NIL;
-	for (j = 0; j < RS_MAX_RESOURCES; j++)
-		k->mq[j].next = k->mq[j].prev = RS_NIL;
-	k->hpos_ready = k->hpos_active = k->hpos_drf = RS_NIL;
+	k->hpos_ready = k->hpos_active = RS_NIL;
 	k->rr_next = k->rr_prev = RS_NIL;
+}
+
+void rs_cres_init(struct rs_cres *r)
+{
+	unsigned j;
+
+	memset(r, 0, sizeof(*r));
+	for (j = 0; j < RS_MAX_RESOURCES; j++)
+		r->mq[j].next = r->mq[j].prev = RS_NIL;
+	r->hpos_drf = RS_NIL;
 }
 
 /* Room for n classes in every per-class structure. */
@@ -186,6 +195,7 @@ int rs_class_reserve(struct rs_sched *s, uint32_t n)
 	if (n > s->cls_cap) {
 		uint32_t cap = s->cls_cap ? s->cls_cap : 8;
 		struct rs_class *k;
+		struct rs_cres *r;
 		uint32_t *d;
 
 		while (cap < n)
@@ -194,6 +204,10 @@ int rs_class_reserve(struct rs_sched *s, uint32_t n)
 		if (!k)
 			return RS_ENOMEM;
 		s->cls = k;
+		r = realloc(s->cres, (size_t)cap * sizeof(*r));
+		if (!r)
+			return RS_ENOMEM;
+		s->cres = r;
 		d = realloc(s->dirty, (size_t)cap * sizeof(*d));
 		if (!d)
 			return RS_ENOMEM;
@@ -228,6 +242,7 @@ int rs_class_add(struct rs_sched *s, const char *name, double weight)
 	if (!copy)
 		return RS_ENOMEM;
 	rs_class_init(&s->cls[s->ncls], copy, weight);
+	rs_cres_init(&s->cres[s->ncls]);
 	s->cls[s->ncls].sc_epoch = s->sc_epoch - 1;	/* idle */
 	if (s->ncls == 0 || weight < s->w_min)
 		s->w_min = weight;
