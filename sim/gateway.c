@@ -50,6 +50,7 @@
 #include "heap.h"
 #include "reqsched.h"
 #include "rng.h"
+#include "spec.h"
 
 #define GW_MAX_KINDS 8
 #define GW_MAX_CLASSES 16
@@ -290,15 +291,12 @@ static int spec_parse(struct gw_spec *sp, const char *text, const char *name,
 	if (!in)
 		return -1;
 	while (fgets(line, sizeof(line), in)) {
-		char *tok[4 + RS_MAX_RESOURCES + GW_MAX_KINDS], *save = NULL, *t;
+		char *tok[4 + RS_MAX_RESOURCES + GW_MAX_KINDS];
 		const char *why;
-		int n = 0;
+		int n;
 
 		lineno++;
-		line[strcspn(line, "#\n")] = '\0';
-		for (t = strtok_r(line, " \t\r", &save); t && n < (int)(sizeof(tok) / sizeof(tok[0]));
-		     t = strtok_r(NULL, " \t\r", &save))
-			tok[n++] = t;
+		n = spec_split(line, tok, (int)(sizeof(tok) / sizeof(tok[0])));
 		if (!n)
 			continue;
 		why = directive(sp, tok, n);
@@ -451,6 +449,17 @@ static void start_released(struct gw *g)
 	g->nstarted = 0;
 }
 
+/* After a library call: its error (-1), or forward what it released. */
+static int after_lib(struct gw *g, int err, const char *call)
+{
+	if (err) {
+		fprintf(g->err, "%s: %s\n", call, rs_strerror(err));
+		return -1;
+	}
+	start_released(g);
+	return 0;
+}
+
 static int pick_kind(struct sim_rng *rng, const double *p, int n)
 {
 	double u = rng_uniform(rng);
@@ -484,20 +493,15 @@ static int arrive(struct gw *g, int load, uint32_t user)
 	}
 	{
 		uint32_t cost[RS_MAX_RESOURCES] = { 0 };
-		int err;
 
 		for (int j = 0; j < g->sp->nres; j++)
 			cost[j] = (uint32_t)lround(g->sp->kinds[r->kind].cost[j] *
 						   GW_UNITS);
-		err = rs_enqueue_cost(g->rs, r->cls, user, NULL, cost,
-				      (void *)(uintptr_t)i, ns(g->t), &r->id);
-		if (err) {
-			fprintf(g->err, "rs_enqueue_cost: %s\n", rs_strerror(err));
-			return -1;
-		}
+		return after_lib(g, rs_enqueue_cost(g->rs, r->cls, user, NULL,
+						    cost, (void *)(uintptr_t)i,
+						    ns(g->t), &r->id),
+				 "rs_enqueue_cost");
 	}
-	start_released(g);
-	return 0;
 }
 
 /* A response is over (or request i was dropped): its user thinks. */
@@ -539,15 +543,9 @@ static int complete(struct gw *g, uint32_t k)
 	next_of_user(g, i);
 	if (g->fifo_head != g->fifo_tail)
 		serve(g, g->fifo[g->fifo_head++ % g->fifo_cap]);
-	if (r->lib) {
-		int err = rs_on_end(g->rs, r->id, false, ns(g->t));
-
-		if (err) {
-			fprintf(g->err, "rs_on_end: %s\n", rs_strerror(err));
-			return -1;
-		}
-		start_released(g);
-	}
+	if (r->lib)
+		return after_lib(g, rs_on_end(g->rs, r->id, false, ns(g->t)),
+				 "rs_on_end");
 	return 0;
 }
 

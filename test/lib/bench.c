@@ -114,11 +114,13 @@ static void enqueue_one(struct rs_sched *s, uint64_t *seed, int classes,
 	rs_id id;
 	int j;
 
-	for (j = 0; j < NRES; j++)
+	for (j = 0; nres && j < NRES; j++)
 		cost[j] = (uint32_t)(x >> (40 + 3 * j) & 7) +
 			  (j == (int)(x >> 60) % NRES ? 16 + (x >> 50 & 15) : 4);
-	if (rs_enqueue_cost(s, (int)(x % (uint64_t)classes), (x >> 20) % USERS,
-			    NULL, nres ? cost : NULL, NULL, t, &id)) {
+	if (nres ? rs_enqueue_cost(s, (int)(x % (uint64_t)classes),
+				   (x >> 20) % USERS, NULL, cost, NULL, t, &id) :
+		   rs_enqueue(s, (int)(x % (uint64_t)classes), (x >> 20) % USERS,
+			      NULL, NULL, t, &id)) {
 		fprintf(stderr, "bench: rs_enqueue failed\n");
 		exit(1);
 	}
@@ -182,31 +184,58 @@ static double bytes_per_queued(long n)
 	       (double)n;
 }
 
+struct mode {
+	enum rs_policy p;
+	enum rs_controller c;
+	const char *what;
+};
+
+/* One table: a row per mode (only argv[2]'s if given), a column per class
+ * count (only argv[3]'s). */
+static void table(const struct mode *modes, unsigned nmodes,
+		  const int *classes, unsigned ncls, bool nres, long n,
+		  int argc, char **argv)
+{
+	unsigned m, k;
+
+	printf("%-14s", "mode");
+	for (k = 0; k < ncls; k++)
+		printf(" %6d cls", classes[k]);
+	printf("\n");
+	for (m = 0; m < nmodes; m++) {
+		if (argc > 2 && strcmp(argv[2], modes[m].what) != 0)
+			continue;
+		printf("%-14s", modes[m].what);
+		for (k = 0; k < ncls; k++) {
+			if (argc > 3 && atoi(argv[3]) != classes[k]) {
+				printf(" %10s", "-");
+				continue;
+			}
+			printf(" %10.1f", run(modes[m].p, modes[m].c,
+					      classes[k], nres, n));
+			fflush(stdout);
+		}
+		printf("\n");
+	}
+}
+
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? strtol(argv[1], NULL, 10) : 2000000;
 	static const int classes[] = { 10, 100, 10000 };
-	static const struct {
-		enum rs_policy p;
-		enum rs_controller c;
-		const char *what;
-	} modes[] = {
+	static const struct mode modes[] = {
 		{ RS_POLICY_MSF, RS_WIN_FIXED, "msf fixed" },
 		{ RS_POLICY_RFQ, RS_WIN_FIXED, "rfq fixed" },
 		{ RS_POLICY_DRR, RS_WIN_FIXED, "drr fixed" },
 		{ RS_POLICY_MSF, RS_WIN_WRC_MULT, "msf wrc-mult" },
 	};
 	static const int res_classes[] = { 10, 1000 };
-	static const struct {
-		enum rs_policy p;
-		const char *what;
-	} res_modes[] = {
-		{ RS_POLICY_MQOS, "mqos" },
-		{ RS_POLICY_SQOS, "sqos" },
-		{ RS_POLICY_DRF, "drf" },
+	static const struct mode res_modes[] = {
+		{ RS_POLICY_MQOS, RS_WIN_FIXED, "mqos" },
+		{ RS_POLICY_SQOS, RS_WIN_FIXED, "sqos" },
+		{ RS_POLICY_DRF, RS_WIN_FIXED, "drf" },
 	};
 	const char *clk = getenv("RS_BENCH_CLOCK");
-	unsigned m, k;
 
 	if (clk && strcmp(clk, "cpu") == 0)
 		bench_clock = CLOCK_PROCESS_CPUTIME_ID;
@@ -214,41 +243,12 @@ int main(int argc, char **argv)
 	       "window %d, backlog %d\n", n, USERS, WINDOW, BACKLOG);
 	printf("ns per request = enqueue + release + 10 byte events + end%s\n",
 	       bench_clock == CLOCK_MONOTONIC ? "" : " (CPU time)");
-	printf("%-14s %10s %10s %10s\n", "mode", "10 cls", "100 cls",
-	       "10000 cls");
-	for (m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
-		if (argc > 2 && strcmp(argv[2], modes[m].what) != 0)
-			continue;
-		printf("%-14s", modes[m].what);
-		for (k = 0; k < 3; k++) {
-			if (argc > 3 && atoi(argv[3]) != classes[k]) {
-				printf(" %10s", "-");
-				continue;
-			}
-			printf(" %10.1f", run(modes[m].p, modes[m].c,
-					      classes[k], false, n));
-			fflush(stdout);
-		}
-		printf("\n");
-	}
+	table(modes, sizeof(modes) / sizeof(modes[0]), classes,
+	      sizeof(classes) / sizeof(classes[0]), false, n, argc, argv);
 	printf("%d resources of %d units, costs 4..38, no window\n", NRES,
 	       CAPACITY);
-	printf("%-14s %10s %10s\n", "mode", "10 cls", "1000 cls");
-	for (m = 0; m < sizeof(res_modes) / sizeof(res_modes[0]); m++) {
-		if (argc > 2 && strcmp(argv[2], res_modes[m].what) != 0)
-			continue;
-		printf("%-14s", res_modes[m].what);
-		for (k = 0; k < 2; k++) {
-			if (argc > 3 && atoi(argv[3]) != res_classes[k]) {
-				printf(" %10s", "-");
-				continue;
-			}
-			printf(" %10.1f", run(res_modes[m].p, RS_WIN_FIXED,
-					      res_classes[k], true, n));
-			fflush(stdout);
-		}
-		printf("\n");
-	}
+	table(res_modes, sizeof(res_modes) / sizeof(res_modes[0]), res_classes,
+	      sizeof(res_classes) / sizeof(res_classes[0]), true, n, argc, argv);
 	printf("memory: %.1f bytes per queued request (1,000,000 queued, "
 	       "100 classes, %d users)\n", bytes_per_queued(1000000), USERS);
 	return 0;

@@ -102,6 +102,21 @@ static void expect_in_use(struct rs_sched *s, int cls, uint64_t cpu,
 	ck_assert_uint_eq(rstats(s, cls, 2).in_use, bw);
 }
 
+/* After the example's seven releases every class holds its requests'
+ * costs - gold C1 C2 D1, silver C3 D2, bronze B1 C4 - whatever the order
+ * (sqos: of the cpu only). */
+static void expect_held(struct rs_sched *s, bool cpu_only)
+{
+	static const uint64_t held[4][3] = {
+		{ 95, 65, 50 }, { 45, 30, 15 }, { 25, 25, 10 }, { 25, 10, 25 },
+	};
+	static const int who[4] = { -1, GOLD, SILVER, BRONZE };
+
+	for (int i = 0; i < 4; i++)
+		expect_in_use(s, who[i], held[i][0], cpu_only ? 0 : held[i][1],
+			      cpu_only ? 0 : held[i][2]);
+}
+
 /* Every request ends: the RACs are full again. */
 static void end_all(struct rs_sched *s, const struct rec *rec, int from)
 {
@@ -140,10 +155,7 @@ START_TEST(mqos_example)
 	struct rs_sched *s = example(RS_POLICY_MQOS, &rec, ids);
 
 	expect_order(&rec, ids, order, NEX);
-	expect_in_use(s, -1, 95, 65, 50);
-	expect_in_use(s, GOLD, 45, 30, 15);
-	expect_in_use(s, SILVER, 25, 25, 10);
-	expect_in_use(s, BRONZE, 25, 10, 25);
+	expect_held(s, false);
 	/* another C waits for cpu room: 95 + 20 > 100 */
 	enq_cost(s, GOLD, C, 2);
 	ck_assert_int_eq(rec.n, 8);
@@ -174,10 +186,7 @@ START_TEST(sqos_example)
 	struct rs_sched *s = example(RS_POLICY_SQOS, &rec, ids);
 
 	expect_order(&rec, ids, order, NEX);
-	expect_in_use(s, -1, 95, 0, 0);
-	expect_in_use(s, GOLD, 45, 0, 0);
-	expect_in_use(s, SILVER, 25, 0, 0);
-	expect_in_use(s, BRONZE, 25, 0, 0);
+	expect_held(s, true);
 	enq_cost(s, GOLD, C, 2);	/* cpu 95 + 20 > 100: waits */
 	enq_cost(s, SILVER, D, 2);	/* behind it in the round */
 	ck_assert_int_eq(rec.n, 8);
@@ -208,10 +217,7 @@ START_TEST(drf_example)
 	struct rs_sched *s = example(RS_POLICY_DRF, &rec, ids);
 
 	expect_order(&rec, ids, order, NEX);
-	expect_in_use(s, -1, 95, 65, 50);
-	expect_in_use(s, GOLD, 45, 30, 15);
-	expect_in_use(s, SILVER, 25, 25, 10);
-	expect_in_use(s, BRONZE, 25, 10, 25);
+	expect_held(s, false);
 	ck_assert_double_eq_tol(service(s, GOLD), 0.45 / 6, 1e-12);
 	c5 = enq_cost(s, GOLD, C, 2);
 	d3 = enq_cost(s, SILVER, D, 2);
