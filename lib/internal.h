@@ -509,7 +509,6 @@ uint32_t rs_peek_from(const struct rs_sched *s, uint32_t c);
 uint32_t rs_take_from(struct rs_sched *s, uint32_t c);
 void rs_release(struct rs_sched *s, uint32_t r, rs_time_ns now);
 void rs_q_drop(struct rs_sched *s, uint32_t r);
-uint8_t rs_q_sub(const struct rs_sched *s, uint32_t r, rs_time_ns now);
 
 /* select.c: policy and controller tables, the next request */
 const struct rs_policy_ops *rs_policy_ops_of(enum rs_policy p);
@@ -519,11 +518,11 @@ uint32_t rs_select_next(struct rs_sched *s);	/* dequeue next or RS_NIL */
 
 /* resources.c: the cost vectors and availability counters (RACs) */
 int rs_res_reserve(struct rs_sched *s, uint32_t cap, bool nres);
-void rs_res_set(struct rs_sched *s, uint32_t r, const uint32_t *cost);
+void rs_res_set(struct rs_sched *s, uint32_t r, const uint32_t *cost);	/* s->cost */
 uint32_t rs_res_cost(const struct rs_sched *s, uint32_t r, unsigned i);
 bool rs_res_fits(const struct rs_sched *s, uint32_t r);
 void rs_res_take(struct rs_sched *s, uint32_t r);
-void rs_res_give(struct rs_sched *s, uint32_t r);
+void rs_res_give(struct rs_sched *s, uint32_t r);	/* RS_RF_HOLDS_RES */
 void rs_res_reconfigured(struct rs_sched *s);
 unsigned rs_res_tendency(const struct rs_sched *s, uint32_t r);
 double rs_res_share(const struct rs_sched *s, uint32_t c);
@@ -611,6 +610,18 @@ static inline double rs_full_rate(const struct rs_sched *s)
 	double r = c * s->cfg.target_util - s->exc_rate;
 
 	return r > 0.05 * c ? r : 0.05 * c;
+}
+
+/* The sub-queue of request r (new, or requeued by a reconfigure): sff's
+ * group, mqos's resource, else 0 (inline: every enqueue asks). */
+static inline uint8_t rs_q_sub(const struct rs_sched *s, uint32_t r,
+			       rs_time_ns now)
+{
+	if (s->cfg.sff)
+		return rs_sff_classify(s, &s->users.ent[s->req[r].user], now);
+	if (s->pol->sub_ready)
+		return (uint8_t)rs_res_tendency(s, r);
+	return 0;
 }
 
 /* Request r was taken from the policy but goes away unreleased. */

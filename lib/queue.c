@@ -58,16 +58,6 @@ static void fifo_unlink(struct rs_sched *s, uint32_t r)
 	rs_list_cut(FIFO(s), &s->ghead, &s->gtail, r);
 }
 
-/* The sub-queue of request r (new, or requeued by a reconfigure). */
-uint8_t rs_q_sub(const struct rs_sched *s, uint32_t r, rs_time_ns now)
-{
-	if (s->cfg.sff)
-		return rs_sff_classify(s, &s->users.ent[s->req[r].user], now);
-	if (s->pol->sub_ready)
-		return (uint8_t)rs_res_tendency(s, r);
-	return 0;
-}
-
 /* Head request of class c: head of the sub-queue sff would pick (mqos:
  * the one its pick chose; else the only one). */
 uint32_t rs_peek_from(const struct rs_sched *s, uint32_t c)

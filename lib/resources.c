@@ -54,11 +54,9 @@ int rs_res_reserve(struct rs_sched *s, uint32_t cap, bool nres)
 	return 0;
 }
 
-/* Request r (new) costs cost (NULL: nothing). */
+/* Request r (new) costs cost (NULL: nothing). The cost slots exist. */
 void rs_res_set(struct rs_sched *s, uint32_t r, const uint32_t *cost)
 {
-	if (!s->cost)
-		return;
 	memset(s->cost[r], 0, sizeof(s->cost[r]));
 	if (cost)
 		memcpy(s->cost[r], cost, s->cfg.nres * sizeof(*cost));
@@ -115,15 +113,13 @@ void rs_res_take(struct rs_sched *s, uint32_t r)
 		s->pol->res_changed(s, s->req[r].cls);
 }
 
-/* Request r ends: what it holds goes back (once). */
+/* Request r, which holds resources, ends: they go back (once). */
 void rs_res_give(struct rs_sched *s, uint32_t r)
 {
 	struct rs_req *q = &s->req[r];
 	struct rs_cres *k = &s->cres[q->cls];
 	unsigned i;
 
-	if (!(q->flags & RS_RF_HOLDS_RES))
-		return;
 	q->flags &= (uint8_t)~RS_RF_HOLDS_RES;
 	for (i = 0; i < RS_MAX_RESOURCES; i++) {
 		uint64_t cap = i < s->cfg.nres ? s->cfg.res_capacity[i] : 0;

@@ -383,7 +383,8 @@ int rs_enqueue_cost(struct rs_sched *s, int cls, uint64_t user,
 	}
 	q->est_size = rs_est_size(&s->est, info);
 	q->user = rs_users_get(s, (uint32_t)cls, user, now);
-	rs_res_set(s, r, cost);
+	if (s->cost)
+		rs_res_set(s, r, cost);
 	q->sub = rs_q_sub(s, r, now);
 	rs_q_push(s, r);
 	rs_fifo_push(s, r);
@@ -560,7 +561,8 @@ int rs_on_end(struct rs_sched *s, rs_id id, bool aborted, rs_time_ns now)
 	}
 	if (s->ctl->ended)
 		s->ctl->ended(s, r, now);
-	rs_res_give(s, r);
+	if (q->flags & RS_RF_HOLDS_RES)
+		rs_res_give(s, r);
 	rs_users_put(s, q->user, now);
 	req_release_slot(s, r);
 	rs_try_release(s, now);
