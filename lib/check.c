@@ -16,7 +16,13 @@
  *                requests and (class, user) entries; each entry's waiting
  *                is the number of its QUEUED, HELD, SCHEDULED requests
  *   policy       msf/rfq: a class is in the ready heap iff nq > 0, heaps
- *                ordered; drr: in the round iff nq > 0, rr_len right
+ *                ordered; drr, sqos: in the round iff nq > 0, rr_len
+ *                right; mqos: on list j iff q[j] not empty, lens right,
+ *                DCs finite; drf: in the heap iff nq > 0, keys current,
+ *                heap ordered
+ *   resources    used_i = the costs held by requests flagged as holding,
+ *                per class too; used_i <= capacity_i + excess_i; a
+ *                request holding resources is RELEASED
  *   window       1 <= W+ (<= max_window when adaptive, = N when fixed);
  *                W grows only while W < W+: W <= max(W before, ceil(W+))
  *   sc-monotone  msf/rfq: SC of a class that stays active in the same
@@ -94,7 +100,9 @@ static void check_tickets(const struct rs_sched *s, const char *op)
 		const struct rs_class *k = &s->cls[c];
 		int sub;
 
-		for (sub = 0; sub < 2; sub++) {
+		uint32_t nq = 0;
+
+		for (sub = 0; sub < RS_NSUBQ; sub++) {
 			uint32_t n = walk(s, k->q[sub].head,
 					  offsetof(struct rs_req, next), seen,
 					  IN_SUBQ, op);
@@ -103,8 +111,9 @@ static void check_tickets(const struct rs_sched *s, const char *op)
 			for (r = k->q[sub].head; r != RS_NIL; r = s->req[r].next)
 				ASSERT("ticket", s->req[r].cls == c &&
 				       s->req[r].sub == sub);
+			nq += n;
 		}
-		ASSERT("class-count", k->nq == k->q[0].len + k->q[1].len);
+		ASSERT("class-count", k->nq == nq);
 	}
 	for (r = 0; r < s->nreq; r++) {
 		const struct rs_req *q = &s->req[r];
@@ -199,10 +208,90 @@ static bool kent_less(const struct rs_kent *a, const struct rs_kent *b,
 	return a->c < b->c;
 }
 
+static void check_mqos(const struct rs_sched *s, const char *op)
+{
+	unsigned j;
+	uint32_t c, n;
+
+	for (j = 0; j < RS_MAX_RESOURCES; j++) {
+		n = 0;
+		for (c = s->mq[j].head; c != RS_NIL; c = s->cres[c].mq[j].next, n++)
+			ASSERT("policy", n < s->ncls && s->cls[c].q[j].len > 0);
+		ASSERT("policy", n == s->mq[j].len);
+		for (c = 0, n = 0; c < s->ncls; c++) {
+			n += s->cls[c].q[j].len > 0;
+			ASSERT("policy", isfinite(s->cres[c].mq[j].dc));
+		}
+		ASSERT("policy", n == s->mq[j].len);
+	}
+}
+
+static void check_drf(const struct rs_sched *s, const char *op)
+{
+	uint32_t c, i;
+
+	for (c = 0; c < s->ncls; c++) {
+		const struct rs_cres *k = &s->cres[c];
+
+		ASSERT("policy", (k->hpos_drf != RS_NIL) == (s->cls[c].nq > 0));
+		ASSERT("policy", k->hpos_drf == RS_NIL ||
+		       (k->hpos_drf < s->drf.n && s->drf.item[k->hpos_drf] == c &&
+			k->drf_share == rs_res_share(s, c)));
+	}
+	for (i = 1; i < s->drf.n; i++) {
+		const struct rs_cres *a = &s->cres[s->drf.item[i]];
+		const struct rs_cres *b = &s->cres[s->drf.item[(i - 1) / 2]];
+
+		ASSERT("policy", a->drf_share > b->drf_share ||
+		       (a->drf_share == b->drf_share &&
+			s->drf.item[i] > s->drf.item[(i - 1) / 2]));
+	}
+}
+
+static void check_resources(const struct rs_sched *s, const char *op)
+{
+	uint64_t used[RS_MAX_RESOURCES] = { 0 };
+	uint64_t *held = calloc(s->ncls ? (size_t)s->ncls * RS_MAX_RESOURCES : 1,
+				sizeof(*held));
+	uint32_t r, c;
+	unsigned i;
+
+	ASSERT("resources", held);
+	for (r = 0; r < s->nreq; r++) {
+		const struct rs_req *q = &s->req[r];
+
+		if (!(q->flags & RS_RF_HOLDS_RES))
+			continue;
+		ASSERT("resources", q->state == RS_ST_RELEASED && s->cost);
+		for (i = 0; i < RS_MAX_RESOURCES; i++) {
+			used[i] += s->cost[r][i];
+			held[(size_t)q->cls * RS_MAX_RESOURCES + i] += s->cost[r][i];
+		}
+	}
+	for (i = 0; i < RS_MAX_RESOURCES; i++) {
+		uint64_t cap = i < s->cfg.nres ? s->cfg.res_capacity[i] : 0;
+
+		ASSERT("resources", used[i] == s->res_used[i]);
+		ASSERT("resources", s->res_used[i] <= cap + s->res_excess[i]);
+		for (c = 0; c < s->ncls; c++)
+			ASSERT("resources", s->cres[c].held[i] ==
+			       held[(size_t)c * RS_MAX_RESOURCES + i]);
+	}
+	free(held);
+}
+
 static void check_policy(struct rs_sched *s, const char *op, bool renewed)
 {
 	uint32_t c, i, n = 0;
 
+	if (s->pol == &rs_mqos_ops) {
+		check_mqos(s, op);
+		return;
+	}
+	if (s->pol == &rs_drf_ops) {
+		check_drf(s, op);
+		return;
+	}
 	if (!s->pol->service_counter) {
 		for (c = s->rr_head; c != RS_NIL; c = s->cls[c].rr_next, n++)
 			ASSERT("policy", n < s->ncls && s->cls[c].in_round);
@@ -392,6 +481,7 @@ void rs_check(struct rs_sched *s, const char *op)
 	check_policy(s, op, renewed);
 	check_window(s, op);
 	check_bytes(s, op, renewed);
+	check_resources(s, op);
 	check_rtc(s, op);
 	check_pacer(s, op);
 }

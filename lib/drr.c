@@ -16,6 +16,11 @@
  * Compensation (RQS Fig. 8): when the real size is known (first byte with
  * Content-Length, else the bytes received at the end),
  *   DC_i -= real - estimate   (real larger)   DC_i += estimate - real (smaller)
+ *
+ * sqos (sqos.c) is the same round over the costs of one resource j =
+ * cfg.sqos_resource instead of sizes, with Q_i = res_quantum * capacity_j
+ * * w_i, and a head that fits its deficit but not RAC_j (resources.c) waits
+ * with its visit open: nothing goes until an end gives the room back.
  */
 #include <math.h>
 
@@ -23,13 +28,25 @@
 
 static double quantum(const struct rs_sched *s, const struct rs_class *k)
 {
+	if (s->pol->resources)
+		return s->cfg.res_quantum *
+		       s->cfg.res_capacity[s->cfg.sqos_resource] * k->weight;
 	return (double)s->cfg.drr_quantum * k->weight;
+}
+
+/* What request r costs the round: its estimated size, or (sqos) its cost
+ * of the scheduled resource. */
+static double size_of(const struct rs_sched *s, uint32_t r)
+{
+	if (s->pol->resources)
+		return rs_res_cost(s, r, s->cfg.sqos_resource);
+	return (double)s->req[r].est_size;
 }
 
 #define ROUND(s) RS_LINKS((s)->cls, rr_next, rr_prev)
 
 /* Class c has queued requests: it joins the round at the tail. */
-static void drr_ready(struct rs_sched *s, uint32_t c)
+void rs_drr_ready(struct rs_sched *s, uint32_t c)
 {
 	struct rs_class *k = &s->cls[c];
 
@@ -41,7 +58,7 @@ static void drr_ready(struct rs_sched *s, uint32_t c)
 	s->rr_len++;
 }
 
-static void drr_empty(struct rs_sched *s, uint32_t c)
+void rs_drr_empty(struct rs_sched *s, uint32_t c)
 {
 	struct rs_class *k = &s->cls[c];
 
@@ -65,7 +82,7 @@ static void skip_rounds(struct rs_sched *s)
 
 	for (c = s->rr_head; c != RS_NIL; c = s->cls[c].rr_next) {
 		struct rs_class *k = &s->cls[c];
-		double need = (double)s->req[rs_peek_from(s, c)].est_size - k->dc;
+		double need = size_of(s, rs_peek_from(s, c)) - k->dc;
 		double n = ceil(need / quantum(s, k)) - 1;
 
 		if (n < rounds)
@@ -78,7 +95,7 @@ static void skip_rounds(struct rs_sched *s)
 }
 
 /* The class whose head request fits its deficit (charged for it). */
-static uint32_t drr_pick(struct rs_sched *s)
+uint32_t rs_drr_pick(struct rs_sched *s)
 {
 	uint32_t failed = 0;
 
@@ -92,8 +109,10 @@ static uint32_t drr_pick(struct rs_sched *s)
 			k->visiting = 1;
 		}
 		r = rs_peek_from(s, c);
-		if ((double)s->req[r].est_size <= k->dc) {
-			k->dc -= (double)s->req[r].est_size;
+		if (size_of(s, r) <= k->dc) {
+			if (s->pol->resources && !rs_res_fits(s, r))
+				return RS_NIL;	/* sqos: wait for room */
+			k->dc -= size_of(s, r);
 			return c;	/* may leave the round when taken */
 		}
 		k->visiting = 0;
@@ -126,19 +145,14 @@ static void drr_refund(struct rs_sched *s, uint32_t r)
 		s->cls[q->cls].dc += (double)q->est_size;
 }
 
-static double drr_service(const struct rs_sched *s, uint32_t c)
+double rs_drr_service(const struct rs_sched *s, uint32_t c)
 {
 	return s->cls[c].dc;
 }
 
 const struct rs_policy_ops rs_drr_ops = {
 	.name = "drr",
-	.service_counter = false,
-	.per_user = false,
-	.ready = drr_ready,
-	.empty = drr_empty,
-	.pick = drr_pick,
-	.service = drr_service,
+	RS_DRR_OPS,
 	.refund = drr_refund,
 	.size_known = drr_size_known,
 };

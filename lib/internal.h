@@ -33,6 +33,8 @@ struct rs_policy_ops {
 	bool service_counter;		/* response bytes are service (SC) */
 	bool per_user;			/* service is shared per (class, user):
 					 * SC / UC, one pacer account per user */
+	bool resources;			/* a released request holds its cost
+					 * (resources.c); needs cfg.nres */
 	void (*ready)(struct rs_sched *s, uint32_t c);	/* nq 0 -> 1 */
 	void (*empty)(struct rs_sched *s, uint32_t c);	/* nq 1 -> 0 */
 	/* the class whose head goes next (charged for it), or RS_NIL */
@@ -44,6 +46,10 @@ struct rs_policy_ops {
 	void (*users_changing)(struct rs_sched *s, uint32_t c); /* UC +-1 next */
 	void (*users_changed)(struct rs_sched *s, uint32_t c);
 	void (*rebuild)(struct rs_sched *s);	/* reconfigure: classes renewed */
+	void (*sub_ready)(struct rs_sched *s, uint32_t c, unsigned sub);
+	void (*sub_empty)(struct rs_sched *s, uint32_t c, unsigned sub);
+	/* class c took (release) or gave back (end) resources */
+	void (*res_changed)(struct rs_sched *s, uint32_t c);
 };
 
 struct rs_controller_ops {
@@ -78,6 +84,10 @@ enum rs_state {
 #define RS_RF_SIZE_KNOWN 0x02	/* drr compensation applied */
 #define RS_RF_HOLDS_BW 0x04	/* rtc: holds req.bw out of the link */
 #define RS_RF_LONG 0x08		/* long transfer: out of the window (W) */
+#define RS_RF_HOLDS_RES 0x10	/* holds its cost (resources.c) */
+
+/* Sub-queues of a class: sff's two, or mqos's one per resource. */
+#define RS_NSUBQ (RS_MAX_RESOURCES > 2 ? RS_MAX_RESOURCES : 2)
 
 /* One request. Kept small: it is the per-queued-request memory cost. */
 struct rs_req {
@@ -96,7 +106,8 @@ struct rs_req {
 				 * released in the window: the window list
 				 * (slotage.c) */
 	uint8_t state;
-	uint8_t sub;		/* sff sub-queue: 0 priority, 1 best effort */
+	uint8_t sub;		/* sub-queue: sff 0 priority, 1 best effort;
+				 * mqos the resource it needs most */
 	uint8_t flags;
 	uint8_t pad;
 };
@@ -144,6 +155,24 @@ struct rs_subq {
 	uint32_t len;
 };
 
+/* mqos (mqos.c): a class in the sub-scheduler of one resource j. */
+struct rs_mq {
+	double dc;		/* deficit counter DC_cj, units of resource j */
+	uint64_t seen;		/* rounds of sub-scheduler j credited to dc */
+	uint32_t next, prev;	/* sub-scheduler j's list (q[j] not empty) */
+};
+
+/* A class's state for the server's resources, in an array parallel to the
+ * classes (s->cres) so that struct rs_class, which every policy walks,
+ * stays small. */
+struct rs_cres {
+	struct rs_mq mq[RS_MAX_RESOURCES];	/* mqos */
+	uint64_t held[RS_MAX_RESOURCES];	/* held now (resources.c) */
+	uint64_t consumed[RS_MAX_RESOURCES];	/* taken in all */
+	double drf_share;	/* drf: weighted dominant share (key) */
+	uint32_t hpos_drf;	/* drf: position in s->drf (nq > 0) */
+};
+
 struct rs_class {
 	/* hot: touched by every byte event (first cache line) */
 	uint64_t bytes;		/* scheduled + foreign */
@@ -160,7 +189,10 @@ struct rs_class {
 	uint8_t visiting;	/* drr: quantum already added for this visit */
 	uint8_t sff_turn;	/* sff: sub-queue whose turn it is */
 	uint8_t in_pool;	/* msf/rfq: in the pool of msf.c */
-	struct rs_subq q[2];	/* [0] priority (or the only queue), [1] best effort */
+	uint8_t next_sub;	/* mqos: the sub-queue its pick chose */
+	struct rs_subq q[RS_NSUBQ];	/* sff: [0] priority (or the only
+					 * queue), [1] best effort; mqos: one
+					 * per resource */
 	/* warm: queue and drr state */
 	uint32_t pending;	/* HELD + SCHEDULED */
 	uint32_t outstanding;	/* RELEASED */
@@ -305,6 +337,7 @@ struct rs_sched {
 	int in_callback;
 
 	struct rs_class *cls;
+	struct rs_cres *cres;	/* parallel to cls */
 	uint32_t ncls, cls_cap;
 
 	struct rs_req *req;
@@ -328,6 +361,21 @@ struct rs_sched {
 	/* drr */
 	uint32_t rr_head, rr_tail;	/* round robin; head = current class */
 	uint32_t rr_len;
+
+	/* the server's resources (resources.c) */
+	uint32_t (*cost)[RS_MAX_RESOURCES];	/* per request slot, req_cap */
+	uint64_t res_used[RS_MAX_RESOURCES];	/* held by released requests */
+	uint64_t res_excess[RS_MAX_RESOURCES];	/* used above a capacity that
+						 * a reconfigure lowered */
+	uint64_t res_consumed[RS_MAX_RESOURCES];
+	/* mqos: one sub-scheduler per resource */
+	struct {
+		uint32_t head, tail, len;	/* its classes; head = pointer */
+		uint32_t moved;		/* pointer moves in this round */
+		uint64_t round;		/* rounds completed */
+	} mq[RS_MAX_RESOURCES];
+	/* drf: classes with queued requests by weighted dominant share */
+	struct rs_heap drf;
 
 	/* window */
 	uint32_t W;
@@ -447,8 +495,19 @@ void rs_sc_flush(struct rs_sched *s);
 /* rfq.c */
 extern const struct rs_policy_ops rs_rfq_ops;
 
-/* drr.c */
+/* drr.c (drr, and sqos over one resource's costs) */
 extern const struct rs_policy_ops rs_drr_ops;
+void rs_drr_ready(struct rs_sched *s, uint32_t c);
+void rs_drr_empty(struct rs_sched *s, uint32_t c);
+uint32_t rs_drr_pick(struct rs_sched *s);
+double rs_drr_service(const struct rs_sched *s, uint32_t c);
+#define RS_DRR_OPS                                                      \
+	.service_counter = false,                                       \
+	.per_user = false,                                              \
+	.ready = rs_drr_ready,                                          \
+	.empty = rs_drr_empty,                                          \
+	.pick = rs_drr_pick,                                            \
+	.service = rs_drr_service
 
 /* queue.c: class sub-queues, the global FIFO and the release */
 void rs_q_push(struct rs_sched *s, uint32_t r);
@@ -464,6 +523,23 @@ const struct rs_policy_ops *rs_policy_ops_of(enum rs_policy p);
 const struct rs_controller_ops *rs_controller_ops_of(enum rs_controller c);
 void rs_select_bind(struct rs_sched *s);
 uint32_t rs_select_next(struct rs_sched *s);	/* dequeue next or RS_NIL */
+
+/* resources.c: the cost vectors and availability counters (RACs) */
+int rs_res_reserve(struct rs_sched *s, uint32_t cap, bool nres);
+void rs_res_set(struct rs_sched *s, uint32_t r, const uint32_t *cost);	/* s->cost */
+uint32_t rs_res_cost(const struct rs_sched *s, uint32_t r, unsigned i);
+bool rs_res_fits(const struct rs_sched *s, uint32_t r);
+void rs_res_take(struct rs_sched *s, uint32_t r);
+void rs_res_give(struct rs_sched *s, uint32_t r);	/* RS_RF_HOLDS_RES */
+void rs_res_reconfigured(struct rs_sched *s);
+unsigned rs_res_tendency(const struct rs_sched *s, uint32_t r);
+double rs_res_share(const struct rs_sched *s, uint32_t c);
+
+/* mqos.c, sqos.c, drf.c */
+extern const struct rs_policy_ops rs_mqos_ops;
+extern const struct rs_policy_ops rs_sqos_ops;
+extern const struct rs_policy_ops rs_drf_ops;
+int rs_drf_reserve(struct rs_sched *s, uint32_t n);
 
 /* sff.c */
 uint8_t rs_sff_classify(const struct rs_sched *s, const struct rs_user *u,
@@ -538,6 +614,7 @@ void rs_check(struct rs_sched *s, const char *op);
 /* sched.c helpers */
 int rs_class_reserve(struct rs_sched *s, uint32_t n);
 void rs_class_init(struct rs_class *k, char *name, double weight);
+void rs_cres_init(struct rs_cres *r);
 bool rs_weight_ok(double w);
 /* C * U+ less the exceptive rate of the link counter (link.c), at least
  * 5 % of C: the pacer's R and rtc's bandwidth, bytes/s. */
@@ -547,6 +624,18 @@ static inline double rs_full_rate(const struct rs_sched *s)
 	double r = c * s->cfg.target_util - s->exc_rate;
 
 	return r > 0.05 * c ? r : 0.05 * c;
+}
+
+/* The sub-queue of request r (new, or requeued by a reconfigure): sff's
+ * group, mqos's resource, else 0 (inline: every enqueue asks). */
+static inline uint8_t rs_q_sub(const struct rs_sched *s, uint32_t r,
+			       rs_time_ns now)
+{
+	if (s->cfg.sff)
+		return rs_sff_classify(s, &s->users.ent[s->req[r].user], now);
+	if (s->pol->sub_ready)
+		return (uint8_t)rs_res_tendency(s, r);
+	return 0;
 }
 
 /* Request r was taken from the policy but goes away unreleased. */

@@ -4,8 +4,11 @@
  * the release of a request out of them.
  *
  * Invariants:
- *  - nq = q[0].len + q[1].len, and the policy has been told (s->pol->ready,
- *    s->pol->empty) each time nq went from 0 to 1 and from 1 to 0;
+ *  - nq = the sum of q[].len, and the policy has been told (s->pol->ready,
+ *    s->pol->empty) each time nq went from 0 to 1 and from 1 to 0, and
+ *    (sub_ready, sub_empty) each time a sub-queue's len did;
+ *  - a request's sub-queue is sff's group (0 priority, 1 best effort),
+ *    mqos's resource (rs_res_tendency) or 0;
  *  - every QUEUED, HELD or SCHEDULED request is on the global FIFO, in
  *    enqueue order (used by rs_expire()), and no other request is;
  *  - s->waiting is the FIFO's length, and each (class,user) entry's waiting
@@ -27,6 +30,8 @@ void rs_q_push(struct rs_sched *s, uint32_t r)
 	sq->len++;
 	if (k->nq++ == 0)
 		s->pol->ready(s, q->cls);
+	if (sq->len == 1 && s->pol->sub_ready)
+		s->pol->sub_ready(s, q->cls, q->sub);
 }
 
 void rs_q_unlink(struct rs_sched *s, uint32_t r)
@@ -36,8 +41,12 @@ void rs_q_unlink(struct rs_sched *s, uint32_t r)
 	struct rs_subq *sq = &k->q[q->sub];
 
 	rs_list_cut(SUBQ(s), &sq->head, &sq->tail, r);
-	if (--sq->len == 0)
-		k->sff_dc[q->sub] = 0;	/* DRR-SFF: empty group resets DC */
+	if (--sq->len == 0) {
+		if (q->sub < 2)		/* DRR-SFF: empty group resets DC */
+			k->sff_dc[q->sub] = 0;
+		if (s->pol->sub_empty)
+			s->pol->sub_empty(s, q->cls, q->sub);
+	}
 	if (--k->nq == 0)
 		s->pol->empty(s, q->cls);
 }
@@ -56,19 +65,20 @@ static void fifo_unlink(struct rs_sched *s, uint32_t r)
 	s->users.ent[s->req[r].user].waiting--;
 }
 
-/* Head request of class c: head of the sub-queue sff would pick. */
+/* Head request of class c: head of the sub-queue sff would pick (mqos:
+ * the one its pick chose; else the only one). */
 uint32_t rs_peek_from(const struct rs_sched *s, uint32_t c)
 {
 	const struct rs_class *k = &s->cls[c];
 
-	return k->q[s->cfg.sff ? rs_sff_peek(s, k) : 0].head;
+	return k->q[s->cfg.sff ? rs_sff_peek(s, k) : k->next_sub].head;
 }
 
 /* Take the next request of class c (head of the sub-queue sff picks). */
 uint32_t rs_take_from(struct rs_sched *s, uint32_t c)
 {
 	struct rs_class *k = &s->cls[c];
-	uint8_t sub = s->cfg.sff ? rs_sff_peek(s, k) : 0;
+	uint8_t sub = s->cfg.sff ? rs_sff_peek(s, k) : k->next_sub;
 	uint32_t r = k->q[sub].head;
 
 	if (s->cfg.sff)

@@ -14,6 +14,11 @@
  * holds its estimated rate until its estimated finishing time (remaining
  * estimated bytes / rate from now).
  *
+ * Resources (resources.c): a released request keeps what it holds (its
+ * class's held counts follow it to the default class) and gives it back at
+ * its end whatever the new policy; a lowered capacity leaves an excess.
+ * A kept class's deficits restart (DRR's ready); its consumed stay.
+ *
  * Flows stay open: a flow of a removed class moves to the default class,
  * the pacer's accounts are rebuilt for the new policy (pacer.c). Long
  * transfers stay out of the window until they end, even if pacing is
@@ -29,6 +34,7 @@
 
 struct plan {
 	struct rs_class *cls;
+	struct rs_cres *cres;
 	uint32_t *dirty;
 	uint32_t *map;		/* old class -> new class */
 	struct rs_users users;
@@ -68,6 +74,7 @@ static void plan_free(struct plan *p, int n)
 	free(p->names);
 	free(p->from);
 	free(p->cls);
+	free(p->cres);
 	free(p->dirty);
 	free(p->map);
 	rs_users_free(&p->users);
@@ -85,11 +92,13 @@ static int plan_alloc(struct plan *p, struct rs_sched *s,
 
 	memset(p, 0, sizeof(*p));
 	p->cls = calloc((size_t)n, sizeof(*p->cls));
+	p->cres = calloc((size_t)n, sizeof(*p->cres));
 	p->dirty = calloc((size_t)n, sizeof(*p->dirty));
 	p->map = calloc(s->ncls ? s->ncls : 1, sizeof(*p->map));
 	p->names = calloc((size_t)n, sizeof(*p->names));
 	p->from = calloc((size_t)n, sizeof(*p->from));
-	if (!p->cls || !p->dirty || !p->map || !p->names || !p->from)
+	if (!p->cls || !p->cres || !p->dirty || !p->map || !p->names ||
+	    !p->from)
 		return RS_ENOMEM;
 	for (c = 0; c < s->ncls; c++) {
 		p->map[c] = (uint32_t)def;
@@ -113,6 +122,9 @@ static int plan_alloc(struct plan *p, struct rs_sched *s,
 	ctl = rs_controller_ops_of(cfg->controller);
 	if (ctl->reserve && ctl->reserve(s))
 		return RS_ENOMEM;
+	if (rs_drf_reserve(s, (uint32_t)n) ||
+	    rs_res_reserve(s, s->req_cap, cfg->nres > 0))
+		return RS_ENOMEM;
 	return 0;
 }
 
@@ -120,12 +132,15 @@ static int plan_alloc(struct plan *p, struct rs_sched *s,
 static void build_classes(struct rs_sched *s, struct plan *p,
 			  const double *weights, int n)
 {
+	unsigned i;
 	int j;
 
 	for (j = 0; j < n; j++) {
 		struct rs_class *k = &p->cls[j];
+		struct rs_cres *r = &p->cres[j];
 		int old = p->from[j];
 
+		rs_cres_init(r);
 		if (old < 0) {
 			rs_class_init(k, p->names[j], weights[j]);
 			p->names[j] = NULL;
@@ -136,11 +151,19 @@ static void build_classes(struct rs_sched *s, struct plan *p,
 		s->cls[old].name = NULL;	/* moved */
 		k->weight = weights[j];
 		k->uc = k->nq = k->pending = k->outstanding = 0;
-		k->q[0].head = k->q[0].tail = k->q[1].head = k->q[1].tail = RS_NIL;
-		k->q[0].len = k->q[1].len = 0;
+		for (i = 0; i < RS_NSUBQ; i++) {
+			k->q[i].head = k->q[i].tail = RS_NIL;
+			k->q[i].len = 0;
+		}
+		for (i = 0; i < RS_MAX_RESOURCES; i++) {	/* held: rebuild_queues() */
+			r->mq[i].dc = s->cres[old].mq[i].dc;
+			r->mq[i].seen = s->cres[old].mq[i].seen;
+			r->consumed[i] = s->cres[old].consumed[i];
+		}
 		k->sc_pending = 0;
 		k->hpos_ready = k->hpos_active = RS_NIL;
 		k->dirty = k->in_round = k->visiting = k->in_pool = 0;
+		k->next_sub = 0;
 		k->rr_next = k->rr_prev = RS_NIL;
 	}
 }
@@ -195,11 +218,13 @@ static void swap_in(struct rs_sched *s, struct plan *p, int n)
 	for (c = 0; c < s->ncls; c++)
 		free(s->cls[c].name);	/* names of removed classes */
 	free(s->cls);
+	free(s->cres);
 	free(s->dirty);
 	rs_users_free(&s->users);
 	rs_kheap_free(&s->ready);
 	rs_kheap_free(&s->active);
 	s->cls = p->cls;
+	s->cres = p->cres;
 	s->dirty = p->dirty;
 	s->users = p->users;
 	s->ready = p->ready;
@@ -209,6 +234,7 @@ static void swap_in(struct rs_sched *s, struct plan *p, int n)
 	s->nactive = 0;		/* rebuild_queues() adds the active classes */
 	s->pool_n = 0;
 	p->cls = NULL;
+	p->cres = NULL;
 	p->dirty = NULL;
 	memset(&p->users, 0, sizeof(p->users));
 	memset(&p->ready, 0, sizeof(p->ready));
@@ -216,10 +242,11 @@ static void swap_in(struct rs_sched *s, struct plan *p, int n)
 }
 
 /* The policy's state first (msf, rfq: the active heap, SCs of newly
- * active classes restart at the minimum), then the queues in enqueue
- * order, then the released requests. */
+ * active classes restart at the minimum), the resources the classes hold,
+ * then the queues in enqueue order, then the released requests. */
 static void rebuild_queues(struct rs_sched *s, bool old_sff, rs_time_ns now)
 {
+	unsigned i;
 	uint32_t r;
 
 	if (s->pol->rebuild)
@@ -227,15 +254,18 @@ static void rebuild_queues(struct rs_sched *s, bool old_sff, rs_time_ns now)
 	s->rr_head = s->rr_tail = RS_NIL;
 	s->rr_len = 0;
 	rs_rtc_reset(s, now);
+	/* what the classes hold, before drf's keys are computed */
+	for (r = 0; r < s->nreq; r++)
+		for (i = 0; (s->req[r].flags & RS_RF_HOLDS_RES) &&
+			    i < RS_MAX_RESOURCES; i++)
+			s->cres[s->req[r].cls].held[i] += s->cost[r][i];
 	for (r = s->ghead; r != RS_NIL; r = s->req[r].gnext) {
 		struct rs_req *q = &s->req[r];
 
 		q->state = RS_ST_QUEUED;
 		q->flags &= (uint8_t)~RS_RF_HOLDS_BW;
-		if (!s->cfg.sff)
-			q->sub = 0;
-		else if (!old_sff)
-			q->sub = rs_sff_classify(s, &s->users.ent[q->user], now);
+		if (!s->cfg.sff || !old_sff)	/* sff keeps its groups */
+			q->sub = rs_q_sub(s, r, now);
 		rs_q_push(s, r);
 	}
 	for (r = 0; r < s->nreq; r++) {
@@ -289,6 +319,7 @@ int rs_reconfigure(struct rs_sched *s, const struct rs_config *cfg,
 	s->waiting = 0;
 	for (r = s->ghead; r != RS_NIL; r = s->req[r].gnext)
 		s->waiting++;
+	rs_res_reconfigured(s);
 	rebuild_queues(s, old.sff, now);
 	rs_pacer_rebuild(s, p.map);
 	plan_free(&p, n);

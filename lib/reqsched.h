@@ -59,7 +59,16 @@ enum rs_policy {
 	RS_POLICY_MSF,		/* MSF-RS: SC += L / (w * UC), user-based fairness */
 	RS_POLICY_RFQ,		/* FQRS:   SC += L / w, class-based fairness */
 	RS_POLICY_DRR,		/* RQS: DRR over estimated response sizes */
+	RS_POLICY_MQOS,		/* mQoS: multi-resource DRR, every resource
+				 * (website gateway; needs cfg.nres) */
+	RS_POLICY_SQOS,		/* single-resource DRR over the cost of
+				 * resource sqos_resource (mQoS's baseline) */
+	RS_POLICY_DRF,		/* Dominant Resource Fairness (Ghodsi et al.,
+				 * NSDI 2011) over the resources held */
 };
+
+/* Most resources a request can cost (CPU, disk, bandwidth, ...). */
+#define RS_MAX_RESOURCES 4
 
 enum rs_controller {
 	RS_WIN_WRC_MULT,	/* MSF-RS Eq. 3, every update_interval */
@@ -99,11 +108,23 @@ struct rs_config {
 	uint64_t long_transfer;		/* pacing: a released response that has
 					 * received this many bytes leaves the
 					 * window (0 = never) */
+	/* the server's resources (mqos, sqos, drf; the other policies
+	 * ignore them): a released request holds its cost vector of them
+	 * until its end, and goes only when the resources it needs are
+	 * available (resources.c) */
+	unsigned nres;			/* 1..RS_MAX_RESOURCES; 0 = none */
+	uint32_t res_capacity[RS_MAX_RESOURCES];	/* units, >= 1 */
+	double res_quantum;		/* mqos, sqos: fraction of each
+					 * capacity per unit of weight per
+					 * DRR round, (0, 1] */
+	unsigned sqos_resource;		/* sqos: the resource it schedules */
 };
 
 /* Fill *cfg with the papers' defaults: msf, wrc-mult, U+ = 0.98, T = 5 s,
  * K = 2, F = 4, W+_0 = 1, default_size = 27656, th = 20 KB, flow timeout
- * 10 s, alpha = 2, compensation on. link_bps must still be set. */
+ * 10 s, alpha = 2, compensation on; no resources (nres = 0, capacities
+ * 100, res_quantum 0.05, sqos_resource 0). link_bps must still be set.
+ * mqos, sqos and drf need nres >= 1 and refuse sff and rtc. */
 void rs_config_default(struct rs_config *cfg);
 int rs_config_check(const struct rs_config *cfg);	/* 0 or RS_EINVAL */
 
@@ -146,6 +167,13 @@ uint64_t rs_estimate_size(const struct rs_sched *s,
 int rs_enqueue(struct rs_sched *s, int cls, uint64_t user,
 	       const struct rs_req_info *info, void *cookie, rs_time_ns now,
 	       rs_id *id);
+/* The same with the request's cost: cost[i] units of resource i (i <
+ * cfg.nres) held from its release to its end. cost may be NULL (nothing);
+ * a cost above a capacity counts as the whole capacity. rs_enqueue() is
+ * rs_enqueue_cost() with cost NULL. */
+int rs_enqueue_cost(struct rs_sched *s, int cls, uint64_t user,
+		    const struct rs_req_info *info, const uint32_t *cost,
+		    void *cookie, rs_time_ns now, rs_id *id);
 int rs_cancel(struct rs_sched *s, rs_id id, rs_time_ns now);	/* queued only */
 
 /* Response events of a released request. content_length < 0 = unknown.
@@ -311,6 +339,19 @@ struct rs_stats {
 };
 
 void rs_get_stats(const struct rs_sched *s, struct rs_stats *st);
+
+/* Resource res of the server (cls < 0) or of class cls: capacity, units
+ * held now by released requests (the resource availability counter RAC is
+ * capacity - in_use) and units taken since rs_new() (consumed / elapsed
+ * time is the class's share of the resource, as the mQoS paper's Fig. 4).
+ * Returns RS_EINVAL for res >= cfg.nres. */
+struct rs_resource_stats {
+	uint32_t capacity;
+	uint64_t in_use;
+	uint64_t consumed;
+};
+int rs_get_resource_stats(const struct rs_sched *s, int cls, unsigned res,
+			  struct rs_resource_stats *st);
 int rs_get_class_stats(const struct rs_sched *s, int cls,
 		       struct rs_class_stats *st);
 

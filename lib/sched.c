@@ -23,6 +23,8 @@
 
 void rs_config_default(struct rs_config *cfg)
 {
+	unsigned i;
+
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->policy = RS_POLICY_MSF;
 	cfg->sff = false;
@@ -46,6 +48,33 @@ void rs_config_default(struct rs_config *cfg)
 	cfg->max_queued = 0;
 	cfg->pacing = false;
 	cfg->long_transfer = 65536;
+	cfg->nres = 0;
+	for (i = 0; i < RS_MAX_RESOURCES; i++)
+		cfg->res_capacity[i] = 100;
+	cfg->res_quantum = 0.05;
+	cfg->sqos_resource = 0;
+}
+
+/* The resources: capacities, quantum; the multi-resource policies need
+ * them and neither sff (its sub-queues) nor rtc (bandwidth, not RACs). */
+static int resources_check(const struct rs_config *cfg)
+{
+	unsigned i;
+
+	if (cfg->nres > RS_MAX_RESOURCES)
+		return RS_EINVAL;
+	for (i = 0; i < cfg->nres; i++)
+		if (cfg->res_capacity[i] == 0)
+			return RS_EINVAL;
+	if (!(cfg->res_quantum > 0 && cfg->res_quantum <= 1))
+		return RS_EINVAL;
+	if (!rs_policy_ops_of(cfg->policy)->resources)
+		return 0;
+	if (cfg->nres == 0 || cfg->sff || cfg->controller == RS_WIN_RTC)
+		return RS_EINVAL;
+	if (cfg->policy == RS_POLICY_SQOS && cfg->sqos_resource >= cfg->nres)
+		return RS_EINVAL;
+	return 0;
 }
 
 int rs_config_check(const struct rs_config *cfg)
@@ -74,7 +103,7 @@ int rs_config_check(const struct rs_config *cfg)
 	/* a response shorter than one full segment is never "long" */
 	if (cfg->long_transfer != 0 && cfg->long_transfer < 1448)
 		return RS_EINVAL;
-	return 0;
+	return resources_check(cfg);
 }
 
 struct rs_sched *rs_new(const struct rs_config *cfg, rs_release_fn release,
@@ -94,6 +123,8 @@ struct rs_sched *rs_new(const struct rs_config *cfg, rs_release_fn release,
 	s->ghead = s->gtail = RS_NIL;
 	s->whead = s->wtail = RS_NIL;
 	s->rr_head = s->rr_tail = RS_NIL;
+	for (unsigned j = 0; j < RS_MAX_RESOURCES; j++)
+		s->mq[j].head = s->mq[j].tail = RS_NIL;
 	if (rs_users_init(&s->users) || rs_est_init(&s->est, cfg->default_size)) {
 		rs_free(s);
 		return NULL;
@@ -103,6 +134,10 @@ struct rs_sched *rs_new(const struct rs_config *cfg, rs_release_fn release,
 	rs_window_params(s);
 	rs_rtc_init(s);
 	rs_pacer_init(s);
+	if (rs_res_reserve(s, s->req_cap, cfg->nres > 0)) {
+		rs_free(s);
+		return NULL;
+	}
 	rs_check(s, "rs_new");
 	return s;
 }
@@ -116,8 +151,11 @@ void rs_free(struct rs_sched *s)
 	for (c = 0; c < s->ncls; c++)
 		free(s->cls[c].name);
 	free(s->cls);
+	free(s->cres);
 	free(s->req);
 	free(s->rq);
+	free(s->cost);
+	rs_heap_free(&s->drf);
 	free(s->dirty);
 	rs_users_free(&s->users);
 	rs_kheap_free(&s->ready);
@@ -133,13 +171,25 @@ void rs_free(struct rs_sched *s)
 
 void rs_class_init(struct rs_class *k, char *name, double weight)
 {
+	unsigned j;
+
 	memset(k, 0, sizeof(*k));
 	k->name = name;
 	k->weight = weight;
-	k->q[0].head = k->q[0].tail = RS_NIL;
-	k->q[1].head = k->q[1].tail = RS_NIL;
+	for (j = 0; j < RS_NSUBQ; j++)
+		k->q[j].head = k->q[j].tail = RS_NIL;
 	k->hpos_ready = k->hpos_active = RS_NIL;
 	k->rr_next = k->rr_prev = RS_NIL;
+}
+
+void rs_cres_init(struct rs_cres *r)
+{
+	unsigned j;
+
+	memset(r, 0, sizeof(*r));
+	for (j = 0; j < RS_MAX_RESOURCES; j++)
+		r->mq[j].next = r->mq[j].prev = RS_NIL;
+	r->hpos_drf = RS_NIL;
 }
 
 /* Room for n classes in every per-class structure. */
@@ -148,6 +198,7 @@ int rs_class_reserve(struct rs_sched *s, uint32_t n)
 	if (n > s->cls_cap) {
 		uint32_t cap = s->cls_cap ? s->cls_cap : 8;
 		struct rs_class *k;
+		struct rs_cres *r;
 		uint32_t *d;
 
 		while (cap < n)
@@ -156,13 +207,18 @@ int rs_class_reserve(struct rs_sched *s, uint32_t n)
 		if (!k)
 			return RS_ENOMEM;
 		s->cls = k;
+		r = realloc(s->cres, (size_t)cap * sizeof(*r));
+		if (!r)
+			return RS_ENOMEM;
+		s->cres = r;
 		d = realloc(s->dirty, (size_t)cap * sizeof(*d));
 		if (!d)
 			return RS_ENOMEM;
 		s->dirty = d;
 		s->cls_cap = cap;
 	}
-	if (rs_kheap_reserve(&s->ready, n) || rs_kheap_reserve(&s->active, n))
+	if (rs_kheap_reserve(&s->ready, n) || rs_kheap_reserve(&s->active, n) ||
+	    rs_drf_reserve(s, n))
 		return RS_ENOMEM;
 	return 0;
 }
@@ -189,6 +245,7 @@ int rs_class_add(struct rs_sched *s, const char *name, double weight)
 	if (!copy)
 		return RS_ENOMEM;
 	rs_class_init(&s->cls[s->ncls], copy, weight);
+	rs_cres_init(&s->cres[s->ncls]);
 	s->cls[s->ncls].sc_epoch = s->sc_epoch - 1;	/* idle */
 	if (s->ncls == 0 || weight < s->w_min)
 		s->w_min = weight;
@@ -224,8 +281,11 @@ static int req_reserve(struct rs_sched *s)
 		return RS_ENOMEM;
 	{
 		uint32_t cap = s->req_cap ? s->req_cap * 2 : 64;
-		struct rs_req *p = realloc(s->req, (size_t)cap * sizeof(*p));
+		struct rs_req *p;
 
+		if (rs_res_reserve(s, cap, s->cfg.nres > 0))
+			return RS_ENOMEM;
+		p = realloc(s->req, (size_t)cap * sizeof(*p));
 		if (!p)
 			return RS_ENOMEM;
 		s->req = p;
@@ -315,6 +375,13 @@ int rs_enqueue(struct rs_sched *s, int cls, uint64_t user,
 	       const struct rs_req_info *info, void *cookie, rs_time_ns now,
 	       rs_id *id)
 {
+	return rs_enqueue_cost(s, cls, user, info, NULL, cookie, now, id);
+}
+
+int rs_enqueue_cost(struct rs_sched *s, int cls, uint64_t user,
+		    const struct rs_req_info *info, const uint32_t *cost,
+		    void *cookie, rs_time_ns now, rs_id *id)
+{
 	struct rs_req *q;
 	uint32_t r;
 	int err;
@@ -346,8 +413,9 @@ int rs_enqueue(struct rs_sched *s, int cls, uint64_t user,
 	}
 	q->est_size = rs_est_size(&s->est, info);
 	q->user = rs_users_get(s, (uint32_t)cls, user, now);
-	if (s->cfg.sff)
-		q->sub = rs_sff_classify(s, &s->users.ent[q->user], now);
+	if (s->cost)
+		rs_res_set(s, r, cost);
+	q->sub = rs_q_sub(s, r, now);
 	rs_q_push(s, r);
 	rs_fifo_push(s, r);
 	*id = rs_make_id(s, r);
@@ -523,6 +591,8 @@ int rs_on_end(struct rs_sched *s, rs_id id, bool aborted, rs_time_ns now)
 	}
 	if (s->ctl->ended)
 		s->ctl->ended(s, r, now);
+	if (q->flags & RS_RF_HOLDS_RES)
+		rs_res_give(s, r);
 	rs_users_put(s, q->user, now);
 	req_release_slot(s, r);
 	rs_try_release(s, now);

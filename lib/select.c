@@ -3,7 +3,8 @@
  * select.c - which file implements the configured policy and controller.
  *
  * The only place that maps cfg.policy and cfg.controller to code: each
- * idea exports one ops table (msf.c, rfq.c, drr.c; window.c for fixed,
+ * idea exports one ops table (msf.c, rfq.c, drr.c, mqos.c, sqos.c, drf.c;
+ * window.c for fixed,
  * wrc_mult.c, wrc_aimd.c, rtc.c) and rs_select_bind() points s->pol and
  * s->ctl at them. The names of the directive words are the tables' names.
  *
@@ -19,6 +20,9 @@ static const struct rs_policy_ops *const policies[] = {
 	[RS_POLICY_MSF] = &rs_msf_ops,
 	[RS_POLICY_RFQ] = &rs_rfq_ops,
 	[RS_POLICY_DRR] = &rs_drr_ops,
+	[RS_POLICY_MQOS] = &rs_mqos_ops,
+	[RS_POLICY_SQOS] = &rs_sqos_ops,
+	[RS_POLICY_DRF] = &rs_drf_ops,
 };
 
 static const struct rs_controller_ops *const controllers[] = {
@@ -49,12 +53,18 @@ void rs_select_bind(struct rs_sched *s)
 	s->ctl = rs_controller_ops_of(s->cfg.controller);
 }
 
-/* Dequeue the request the policy picks next, or RS_NIL if none queued. */
+/* Dequeue the request the policy picks next, or RS_NIL if none goes;
+ * under a multi-resource policy it takes its cost (resources.c). */
 uint32_t rs_select_next(struct rs_sched *s)
 {
-	uint32_t c = s->pol->pick(s);
+	uint32_t c = s->pol->pick(s), r;
 
-	return c == RS_NIL ? RS_NIL : rs_take_from(s, c);
+	if (c == RS_NIL)
+		return RS_NIL;
+	r = rs_take_from(s, c);
+	if (s->pol->resources)
+		rs_res_take(s, r);
+	return r;
 }
 
 const char *rs_policy_name(enum rs_policy p)

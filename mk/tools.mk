@@ -10,7 +10,8 @@ TOOLS_DIR     := $(TOP)/tools
 TOOLS_VENV    := $(BUILD)/venv
 PYTHON        := $(TOOLS_VENV)/bin/python3
 TOOLS_SCRIPTS := reqsched-testbed reqsched-replay reqsched-report reqsched-origin reqsched-sim \
-                 reqsched-load
+                 reqsched-load \
+                 reqsched-prober reqsched-monitor
 
 ALL_TARGETS += tools
 .PHONY: tools

@@ -263,6 +263,19 @@ static const char *check(const struct spec *sp)
 	return NULL;
 }
 
+int spec_split(char *line, char **tok, int max)
+{
+	char *p = strchr(line, '#'), *save = NULL;
+	int n = 0;
+
+	if (p)
+		*p = '\0';
+	for (p = strtok_r(line, " \t\r\n", &save); p && n < max;
+	     p = strtok_r(NULL, " \t\r\n", &save))
+		tok[n++] = p;
+	return n;
+}
+
 int spec_read(struct spec *sp, FILE *in, const char *name, FILE *err)
 {
 	char line[1024];
@@ -271,16 +284,11 @@ int spec_read(struct spec *sp, FILE *in, const char *name, FILE *err)
 
 	spec_defaults(sp);
 	while (fgets(line, sizeof(line), in)) {
-		char *tok[MAX_TOK], *p, *save = NULL;
-		int n = 0;
+		char *tok[MAX_TOK];
+		int n;
 
 		lineno++;
-		p = strchr(line, '#');
-		if (p)
-			*p = '\0';
-		for (p = strtok_r(line, " \t\r\n", &save); p && n < MAX_TOK;
-		     p = strtok_r(NULL, " \t\r\n", &save))
-			tok[n++] = p;
+		n = spec_split(line, tok, MAX_TOK);
 		if (!n)
 			continue;
 		e = parse_line(sp, tok, n);

@@ -99,6 +99,10 @@ struct spec {
 	int n_servers;
 };
 
+/* The words of a spec line (up to max; a '#' starts a comment): their
+ * number, tok[] pointing into line. */
+int spec_split(char *line, char **tok, int max);
+
 /* 0 on success; on error prints "NAME:LINE: reason" to err, returns -1. */
 int spec_read(struct spec *sp, FILE *in, const char *name, FILE *err);
 

@@ -7,16 +7,21 @@
  * response), 10 byte events, end - in steady state with a backlog of
  * 1,000 queued requests, a window of 64 outstanding responses, classes
  * picked uniformly among 10 / 100 / 10,000 and users among 100,000.
+ * Multi-resource policies (mqos, sqos, drf): the same life of a request
+ * with a cost vector over 3 resources of capacity 1,000 (kinds cpu-, disk-
+ * and bandwidth-heavy, costs 4..38 units: about 60 requests hold them at
+ * once; no window), classes among 10 and 1,000.
  * Memory: heap bytes per queued request (mallinfo2 before/after queueing
  * 1,000,000 requests of 100,000 users in 100 classes).
  *
  * Usage: bench [REQUESTS [MODE [CLASSES]]]   (default 2,000,000 per row,
  *        all modes and class counts; MODE is a row name such as
- *        "msf fixed", CLASSES one of 10, 100, 10000).
+ *        "msf fixed" or "mqos", CLASSES one of the row's class counts).
  * Wall time by default; RS_BENCH_CLOCK=cpu times with the process CPU
  * clock instead (steadier on a shared machine: preemption is not counted).
  */
 #include <malloc.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +33,8 @@
 #define WINDOW 64
 #define BACKLOG 1000
 #define RING (1 << 12)
+#define NRES 3
+#define CAPACITY 1000
 
 struct ring {
 	rs_id id[RING];
@@ -60,8 +67,9 @@ static double now_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+/* nres > 0: NRES resources of CAPACITY, and no window to speak of. */
 static struct rs_sched *make(enum rs_policy p, enum rs_controller c,
-			     int classes, struct ring *ring)
+			     int classes, bool nres, struct ring *ring)
 {
 	struct rs_config cfg;
 	struct rs_sched *s;
@@ -75,6 +83,12 @@ static struct rs_sched *make(enum rs_policy p, enum rs_controller c,
 	cfg.fixed_window = WINDOW;
 	cfg.initial_window = WINDOW;
 	cfg.max_window = WINDOW;
+	if (nres) {
+		cfg.nres = NRES;
+		for (int j = 0; j < NRES; j++)
+			cfg.res_capacity[j] = CAPACITY;
+		cfg.fixed_window = RING / 2;
+	}
 	s = rs_new(&cfg, on_release, ring);
 	if (!s) {
 		fprintf(stderr, "bench: rs_new failed\n");
@@ -90,14 +104,23 @@ static struct rs_sched *make(enum rs_policy p, enum rs_controller c,
 	return s;
 }
 
+/* A request of a random class and user; with nres a cost vector: one
+ * resource (by turn) 16..38 units, the others 4..11. */
 static void enqueue_one(struct rs_sched *s, uint64_t *seed, int classes,
-			rs_time_ns t)
+			bool nres, rs_time_ns t)
 {
 	uint64_t x = xs(seed);
+	uint32_t cost[NRES];
 	rs_id id;
+	int j;
 
-	if (rs_enqueue(s, (int)(x % (uint64_t)classes), (x >> 20) % USERS,
-		       NULL, NULL, t, &id)) {
+	for (j = 0; nres && j < NRES; j++)
+		cost[j] = (uint32_t)(x >> (40 + 3 * j) & 7) +
+			  (j == (int)(x >> 60) % NRES ? 16 + (x >> 50 & 15) : 4);
+	if (nres ? rs_enqueue_cost(s, (int)(x % (uint64_t)classes),
+				   (x >> 20) % USERS, NULL, cost, NULL, t, &id) :
+		   rs_enqueue(s, (int)(x % (uint64_t)classes), (x >> 20) % USERS,
+			      NULL, NULL, t, &id)) {
 		fprintf(stderr, "bench: rs_enqueue failed\n");
 		exit(1);
 	}
@@ -116,24 +139,24 @@ static void complete_one(struct rs_sched *s, struct ring *ring, rs_time_ns t)
 }
 
 static double run(enum rs_policy p, enum rs_controller c, int classes,
-		  long n)
+		  bool nres, long n)
 {
 	struct ring *ring = calloc(1, sizeof(*ring));
-	struct rs_sched *s = make(p, c, classes, ring);
+	struct rs_sched *s = make(p, c, classes, nres, ring);
 	uint64_t seed = 88172645463325252ULL;
 	rs_time_ns t = 1;
 	double t0, t1;
 	long i;
 
 	for (i = 0; i < WINDOW + BACKLOG; i++)
-		enqueue_one(s, &seed, classes, t);
+		enqueue_one(s, &seed, classes, nres, t);
 	for (i = 0; i < 200000; i++, t += 1000) {	/* warm up */
-		enqueue_one(s, &seed, classes, t);
+		enqueue_one(s, &seed, classes, nres, t);
 		complete_one(s, ring, t);
 	}
 	t0 = now_ns();
 	for (i = 0; i < n; i++, t += 1000) {
-		enqueue_one(s, &seed, classes, t);
+		enqueue_one(s, &seed, classes, nres, t);
 		complete_one(s, ring, t);
 	}
 	t1 = now_ns();
@@ -151,9 +174,9 @@ static double bytes_per_queued(long n)
 	long i;
 
 	a = mallinfo2();
-	s = make(RS_POLICY_MSF, RS_WIN_FIXED, 100, ring);
+	s = make(RS_POLICY_MSF, RS_WIN_FIXED, 100, false, ring);
 	for (i = 0; i < n; i++)
-		enqueue_one(s, &seed, 100, 1);
+		enqueue_one(s, &seed, 100, false, 1);
 	b = mallinfo2();
 	rs_free(s);
 	free(ring);
@@ -161,22 +184,58 @@ static double bytes_per_queued(long n)
 	       (double)n;
 }
 
+struct mode {
+	enum rs_policy p;
+	enum rs_controller c;
+	const char *what;
+};
+
+/* One table: a row per mode (only argv[2]'s if given), a column per class
+ * count (only argv[3]'s). */
+static void table(const struct mode *modes, unsigned nmodes,
+		  const int *classes, unsigned ncls, bool nres, long n,
+		  int argc, char **argv)
+{
+	unsigned m, k;
+
+	printf("%-14s", "mode");
+	for (k = 0; k < ncls; k++)
+		printf(" %6d cls", classes[k]);
+	printf("\n");
+	for (m = 0; m < nmodes; m++) {
+		if (argc > 2 && strcmp(argv[2], modes[m].what) != 0)
+			continue;
+		printf("%-14s", modes[m].what);
+		for (k = 0; k < ncls; k++) {
+			if (argc > 3 && atoi(argv[3]) != classes[k]) {
+				printf(" %10s", "-");
+				continue;
+			}
+			printf(" %10.1f", run(modes[m].p, modes[m].c,
+					      classes[k], nres, n));
+			fflush(stdout);
+		}
+		printf("\n");
+	}
+}
+
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? strtol(argv[1], NULL, 10) : 2000000;
 	static const int classes[] = { 10, 100, 10000 };
-	static const struct {
-		enum rs_policy p;
-		enum rs_controller c;
-		const char *what;
-	} modes[] = {
+	static const struct mode modes[] = {
 		{ RS_POLICY_MSF, RS_WIN_FIXED, "msf fixed" },
 		{ RS_POLICY_RFQ, RS_WIN_FIXED, "rfq fixed" },
 		{ RS_POLICY_DRR, RS_WIN_FIXED, "drr fixed" },
 		{ RS_POLICY_MSF, RS_WIN_WRC_MULT, "msf wrc-mult" },
 	};
+	static const int res_classes[] = { 10, 1000 };
+	static const struct mode res_modes[] = {
+		{ RS_POLICY_MQOS, RS_WIN_FIXED, "mqos" },
+		{ RS_POLICY_SQOS, RS_WIN_FIXED, "sqos" },
+		{ RS_POLICY_DRF, RS_WIN_FIXED, "drf" },
+	};
 	const char *clk = getenv("RS_BENCH_CLOCK");
-	unsigned m, k;
 
 	if (clk && strcmp(clk, "cpu") == 0)
 		bench_clock = CLOCK_PROCESS_CPUTIME_ID;
@@ -184,23 +243,12 @@ int main(int argc, char **argv)
 	       "window %d, backlog %d\n", n, USERS, WINDOW, BACKLOG);
 	printf("ns per request = enqueue + release + 10 byte events + end%s\n",
 	       bench_clock == CLOCK_MONOTONIC ? "" : " (CPU time)");
-	printf("%-14s %10s %10s %10s\n", "mode", "10 cls", "100 cls",
-	       "10000 cls");
-	for (m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
-		if (argc > 2 && strcmp(argv[2], modes[m].what) != 0)
-			continue;
-		printf("%-14s", modes[m].what);
-		for (k = 0; k < 3; k++) {
-			if (argc > 3 && atoi(argv[3]) != classes[k]) {
-				printf(" %10s", "-");
-				continue;
-			}
-			printf(" %10.1f", run(modes[m].p, modes[m].c,
-					      classes[k], n));
-			fflush(stdout);
-		}
-		printf("\n");
-	}
+	table(modes, sizeof(modes) / sizeof(modes[0]), classes,
+	      sizeof(classes) / sizeof(classes[0]), false, n, argc, argv);
+	printf("%d resources of %d units, costs 4..38, no window\n", NRES,
+	       CAPACITY);
+	table(res_modes, sizeof(res_modes) / sizeof(res_modes[0]), res_classes,
+	      sizeof(res_classes) / sizeof(res_classes[0]), true, n, argc, argv);
 	printf("memory: %.1f bytes per queued request (1,000,000 queued, "
 	       "100 classes, %d users)\n", bytes_per_queued(1000000), USERS);
 	return 0;

@@ -121,5 +121,6 @@ Suite *suite_pacer(void);
 Suite *suite_link(void);
 Suite *suite_admission(void);
 Suite *suite_slotage(void);
+Suite *suite_mqos(void);
 
 #endif

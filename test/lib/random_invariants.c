@@ -46,6 +46,19 @@
  *   - liveness: every waiting flow is woken when timers fire, and after
  *     every flow is closed no account, grant or clamp is left.
  *
+ * The server's resources (mqos, sqos, drf; random capacities, costs that
+ * may exceed them or be absent, reconfigures that change the policy, the
+ * number of resources and the capacities while requests hold them):
+ *   - a request is released only when every resource the policy manages
+ *     has room for its (clamped) cost: RAC_i = capacity_i - in_use_i
+ *     never goes below 0, except by what a reconfigure that lowered a
+ *     capacity left in use (the excess, which only shrinks);
+ *   - in_use (RAC never above capacity) and consumed, global and per
+ *     class, equal the model's: each release takes its cost once, each end
+ *     gives back exactly what was taken;
+ *   - after the drain every resource is back to 0 in use (RACs at 100 %),
+ *     also those a reconfigure took out of the configuration.
+ *
  * Usage: random_invariants [SEQUENCES [SEED]]   (default 1000000, 1)
  */
 #include <inttypes.h>
@@ -73,6 +86,8 @@ struct sreq {
 	uint64_t bytes;
 	int lng;		/* long transfer: out of the window */
 	rs_time_ns t_rel;	/* release time */
+	uint32_t cost[RS_MAX_RESOURCES];	/* as the library stored it */
+	uint32_t took[RS_MAX_RESOURCES];	/* held since its release */
 };
 
 #define MAXFLOW 64
@@ -105,6 +120,9 @@ struct world {
 	uint64_t cbytes[NAMES];		/* per class name */
 	enum rs_link_source src;
 	int wake_probe;			/* try to re-enter from the next wake */
+	bool had_res;			/* a configuration had nres > 0 */
+	uint64_t used[RS_MAX_RESOURCES], excess[RS_MAX_RESOURCES];
+	uint64_t consumed[RS_MAX_RESOURCES];
 	unsigned long seq;
 	const char *step;
 };
@@ -164,6 +182,60 @@ static void check_min_service(struct world *w, int name)
 	}
 }
 
+static bool sc_policy(enum rs_policy p)
+{
+	return p == RS_POLICY_MSF || p == RS_POLICY_RFQ;
+}
+
+static bool res_policy(enum rs_policy p)
+{
+	return p == RS_POLICY_MQOS || p == RS_POLICY_SQOS || p == RS_POLICY_DRF;
+}
+
+static uint64_t capacity(const struct world *w, unsigned i)
+{
+	return i < w->cfg.nres ? w->cfg.res_capacity[i] : 0;
+}
+
+/* Request r is released: under a multi-resource policy it takes its cost
+ * (clamped to the capacity) of each resource the policy manages, which
+ * must have had room. */
+static void take_resources(struct world *w, struct sreq *r)
+{
+	unsigned i;
+
+	if (!res_policy(w->cfg.policy))
+		return;
+	for (i = 0; i < w->cfg.nres; i++) {
+		uint64_t c = r->cost[i] < capacity(w, i) ? r->cost[i] :
+			     capacity(w, i);
+
+		if (w->cfg.policy == RS_POLICY_SQOS && i != w->cfg.sqos_resource)
+			c = 0;
+		if (c && w->used[i] + c > capacity(w, i))
+			FAIL(w, "released without room: resource %u in use "
+			     "%" PRIu64 " + %" PRIu64 " > %" PRIu64, i,
+			     w->used[i], c, capacity(w, i));
+		r->took[i] = (uint32_t)c;
+		w->used[i] += c;
+		w->consumed[i] += c;
+	}
+}
+
+/* Request r ends: what it took goes back. */
+static void give_resources(struct world *w, struct sreq *r)
+{
+	unsigned i;
+
+	for (i = 0; i < RS_MAX_RESOURCES; i++) {
+		w->used[i] -= r->took[i];
+		r->took[i] = 0;
+		if (w->excess[i])
+			w->excess[i] = w->used[i] > capacity(w, i) ?
+				       w->used[i] - capacity(w, i) : 0;
+	}
+}
+
 static void on_release(void *ctx, rs_id id, void *cookie)
 {
 	struct world *w = ctx;
@@ -189,8 +261,9 @@ static void on_release(void *ctx, rs_id id, void *cookie)
 	if (w->cfg.controller == RS_WIN_FIXED && st.W > w->cfg.fixed_window)
 		FAIL(w, "fixed window %u exceeded: %u", w->cfg.fixed_window,
 		     st.W);
-	if (w->cfg.policy != RS_POLICY_DRR && w->cfg.controller != RS_WIN_RTC)
+	if (sc_policy(w->cfg.policy) && w->cfg.controller != RS_WIN_RTC)
 		check_min_service(w, r->name);
+	take_resources(w, r);
 }
 
 struct snap {
@@ -364,6 +437,47 @@ static void check_pacer(struct world *w)
 }
 
 /* Model and library agree on every counter the caller can see. */
+/* in_use and consumed, global and per class, against the model. */
+static void check_resources(struct world *w)
+{
+	uint64_t held[MAXCLS][RS_MAX_RESOURCES];
+	struct rs_resource_stats st;
+	unsigned i;
+	int k, c;
+
+	memset(held, 0, sizeof(held));
+	for (k = 0; k < w->nreq; k++)
+		if (w->req[k].state == S_RELEASED)
+			for (i = 0; i < RS_MAX_RESOURCES; i++)
+				held[class_of(w, w->req[k].name)][i] +=
+					w->req[k].took[i];
+	for (i = 0; i < RS_MAX_RESOURCES; i++) {
+		if (w->s->res_used[i] != w->used[i] ||
+		    w->s->res_excess[i] != w->excess[i])
+			FAIL(w, "resource %u in use %" PRIu64 "/%" PRIu64
+			     " excess %" PRIu64 "/%" PRIu64 " (lib/model)", i,
+			     w->s->res_used[i], w->used[i], w->s->res_excess[i],
+			     w->excess[i]);
+		if (w->used[i] > capacity(w, i) + w->excess[i])
+			FAIL(w, "resource %u: RAC below 0", i);
+		if (i >= w->cfg.nres) {
+			if (rs_get_resource_stats(w->s, -1, i, &st) != RS_EINVAL)
+				FAIL(w, "stats of resource %u not configured", i);
+			continue;
+		}
+		if (rs_get_resource_stats(w->s, -1, i, &st) ||
+		    st.in_use != w->used[i] || st.consumed != w->consumed[i] ||
+		    st.capacity != capacity(w, i))
+			FAIL(w, "resource %u stats", i);
+		for (c = 0; c < w->ncls; c++)
+			if (rs_get_resource_stats(w->s, c, i, &st) ||
+			    st.in_use != held[c][i])
+				FAIL(w, "class %d resource %u in use %" PRIu64
+				     ", model %" PRIu64, c, i, st.in_use,
+				     held[c][i]);
+	}
+}
+
 static void check(struct world *w)
 {
 	struct rs_stats st;
@@ -427,6 +541,7 @@ static void check(struct world *w)
 			FAIL(w, "class %d bytes %" PRIu64 ", model %" PRIu64, c,
 			     cs.bytes, w->cbytes[w->cls[c]]);
 	}
+	check_resources(w);
 	check_pacer(w);
 }
 
@@ -444,9 +559,21 @@ static void random_config(struct world *w, struct rs_config *cfg)
 	static const uint64_t links[] = { 64000, 2000000, 10000000, 1000000000 };
 
 	rs_config_default(cfg);
-	cfg->policy = (enum rs_policy)below(w, 3);
+	cfg->policy = (enum rs_policy)below(w, 6);
 	cfg->sff = below(w, 3) == 0;
 	cfg->controller = (enum rs_controller)below(w, 4);
+	cfg->nres = (unsigned)below(w, RS_MAX_RESOURCES + 1);
+	for (unsigned i = 0; i < RS_MAX_RESOURCES; i++)
+		cfg->res_capacity[i] = 1 + (uint32_t)below(w, 200);
+	cfg->res_quantum = (1 + (double)below(w, 100)) / 100;
+	if (res_policy(cfg->policy)) {	/* no sff, no rtc, resources */
+		cfg->sff = false;
+		if (cfg->controller == RS_WIN_RTC)
+			cfg->controller = RS_WIN_FIXED;
+		if (cfg->nres == 0)
+			cfg->nres = 1;
+		cfg->sqos_resource = (unsigned)below(w, cfg->nres);
+	}
 	cfg->link_bps = links[below(w, 4)];
 	cfg->target_util = 0.5 + (double)below(w, 51) / 100;
 	cfg->update_interval = 1000000 + below(w, 500000000);
@@ -475,6 +602,8 @@ static void ev_enqueue(struct world *w)
 	struct snap before;
 	int cls, err, i, want;
 	uint64_t queued = 0, quser = 0, qclass = 0;
+	uint32_t cost[RS_MAX_RESOURCES];
+	bool with_cost;
 	rs_id id = 0;
 	bool idle_class = false, any_active = false;
 	double min_active = 0;
@@ -494,6 +623,15 @@ static void ev_enqueue(struct world *w)
 	r->lng = 0;
 	r->state = S_QUEUED;	/* the callback may fire inside */
 	r->id = 0;
+	memset(r->cost, 0, sizeof(r->cost));
+	memset(r->took, 0, sizeof(r->took));
+	with_cost = below(w, 4) != 0;
+	for (unsigned k = 0; with_cost && k < RS_MAX_RESOURCES; k++) {
+		cost[k] = (uint32_t)below(w, 160);
+		/* the library keeps the first nres, once it has cost slots */
+		if (w->had_res && k < w->cfg.nres)
+			r->cost[k] = cost[k];
+	}
 	for (int k = 0; k < w->nreq; k++) {
 		const struct sreq *o = &w->req[k];
 
@@ -520,8 +658,9 @@ static void ev_enqueue(struct world *w)
 	w->nreq++;
 	if (cls >= 0 && cls < w->ncls)
 		r->name = w->cls[cls];
-	err = rs_enqueue(w->s, cls, r->user, below(w, 4) ? &info : NULL,
-			 (void *)(uintptr_t)i, w->now, &id);
+	err = rs_enqueue_cost(w->s, cls, r->user, below(w, 4) ? &info : NULL,
+			      with_cost ? cost : NULL, (void *)(uintptr_t)i,
+			      w->now, &id);
 	if (cls < 0 || cls >= w->ncls) {
 		w->nreq--;
 		if (err != RS_ENOCLASS)
@@ -553,7 +692,7 @@ static void ev_enqueue(struct world *w)
 	}
 	if (err)
 		FAIL(w, "enqueue failed: %d", err);
-	if (idle_class && w->cfg.policy != RS_POLICY_DRR) {
+	if (idle_class && sc_policy(w->cfg.policy)) {
 		struct rs_class_stats cs;
 
 		rs_get_class_stats(w->s, cls, &cs);
@@ -658,8 +797,10 @@ static void ev_end(struct world *w, struct sreq *r)
 	state = r->state;
 	want = want_in(r, S_RELEASED);
 	take(w, &before);
-	if (r->state == S_RELEASED)
-		r->state = S_GONE;	/* releases may fire inside */
+	if (r->state == S_RELEASED) {
+		r->state = S_GONE;	/* releases may fire inside, */
+		give_resources(w, r);	/* after what r held went back */
+	}
 	err = rs_on_end(w->s, r->id, below(w, 4) == 0, w->now);
 	expect_return(w, "end", state, err, want, &before);
 	if (!err)
@@ -801,6 +942,10 @@ static void ev_reconfigure(struct world *w)
 		w->cls[i] = pick_name[i];
 	w->ncls = n;
 	w->cfg = cfg;
+	w->had_res |= cfg.nres > 0;
+	for (i = 0; i < RS_MAX_RESOURCES; i++)
+		w->excess[i] = w->used[i] > capacity(w, (unsigned)i) ?
+			       w->used[i] - capacity(w, (unsigned)i) : 0;
 	err = rs_reconfigure(w->s, &cfg, names, weights, n, names[def], w->now);
 	if (err)
 		FAIL(w, "reconfigure: %d", err);
@@ -1120,6 +1265,10 @@ static void drain(struct world *w)
 	if (st.W || st.queued || st.users)
 		FAIL(w, "not idle: W %u queued %u users %u", st.W, st.queued,
 		     st.users);
+	for (i = 0; i < RS_MAX_RESOURCES; i++)
+		if (w->s->res_used[i] || w->s->res_excess[i])
+			FAIL(w, "resource %d: %" PRIu64 " still in use", i,
+			     w->s->res_used[i]);
 	if (st.released != st.ended ||
 	    w->enqueued != st.released + st.cancelled + st.expired)
 		FAIL(w, "unbalanced: enq %" PRIu64 " rel %" PRIu64 " end %" PRIu64,
@@ -1149,6 +1298,10 @@ static void one_sequence(struct world *w)
 	w->now = below(w, 1000000000);
 	w->step = "new";
 	random_config(w, &w->cfg);
+	w->had_res = w->cfg.nres > 0;
+	memset(w->used, 0, sizeof(w->used));
+	memset(w->excess, 0, sizeof(w->excess));
+	memset(w->consumed, 0, sizeof(w->consumed));
 	w->s = rs_new(&w->cfg, on_release, w);
 	if (!w->s)
 		FAIL(w, "rs_new");

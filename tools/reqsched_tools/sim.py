@@ -30,7 +30,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
-from . import metrics, paths
+from . import gateway_sim, metrics, paths
 
 DEFAULT_ENGINE = paths.SIM_ENGINE
 
@@ -144,7 +144,7 @@ class Engine:
         self.verbose = verbose
         self.n = 0
 
-    def run(self, r: Run) -> Json:
+    def run(self, r: Run | gateway_sim.GatewayRun) -> Json:
         self.n += 1
         t0 = time.monotonic()
         p = subprocess.run([str(self.path), "-"], input=r.spec(),
@@ -155,9 +155,10 @@ class Engine:
                      f"(exit {p.returncode}); spec:\n{r.spec()}")
         res: Json = json.loads(p.stdout)
         if self.verbose:
+            u = res["utilization"]   # the link's, or each resource's (gateway)
+            us = "/".join(f"{x:.3f}" for x in u) if isinstance(u, list) else f"{u:.3f}"
             print(f"  run {self.n}: {r.label:<34} {r.duration:6.0f} s sim "
-                  f"in {time.monotonic() - t0:5.2f} s, "
-                  f"U={res['utilization']:.3f}", file=sys.stderr)
+                  f"in {time.monotonic() - t0:5.2f} s, U={us}", file=sys.stderr)
         return res
 
 
@@ -741,6 +742,62 @@ def sc_controllers(eng: Engine, seed: int) -> Outcome:
     return out
 
 
+def sc_website_gateway(eng: Engine, seed: int) -> Outcome:
+    """mQoS paper section 4 (Figs. 4, 5, 7): a web server with CPU, disk and
+    bandwidth, three classes 6:3:1 sending more CPU-heavy requests; the
+    gateway forwards everything (nqos) or schedules with sqos (CPU), mqos or
+    drf; an open (overload, 2 s patience) and a closed (200 users per class,
+    1 s think time) load, 60 s after a 10 s warm-up (gateway_sim.py)."""
+    out = Outcome()
+    runs, m = gateway_sim.run_all(eng, seed)
+    for r, res in runs:
+        out.reports.append({"scenario": "website-gateway", "mode": r.mode, "run": r.label,
+                            "load": r.load, "seed": seed, "result": res})
+    out.metrics = m
+
+    def per_mode(load: str, key: str, fmt: str) -> str:
+        return " / ".join(fmt.format(m[load][mode][key]) for mode in gateway_sim.MODES)
+
+    def shares(load: str, mode: str) -> str:
+        sh = m[load][mode]["shares"]
+        return ", ".join(f"{name} {gateway_sim.ratio(sh[j])}"
+                         for j, name in enumerate(gateway_sim.RESOURCES))
+
+    for load in gateway_sim.LOADS:
+        o = m[load]
+        out.rows.append(Row(f"{load}: total throughput, req/s, nqos / sqos / mqos / drf",
+                            "~300 / 260 / ~300 / -", per_mode(load, "throughput", "{:.0f}"),
+                            "mQoS Fig. 5"))
+        out.rows.append(Row(f"{load}: mqos / sqos and mqos / nqos throughput", "1.21 / ~1",
+                            f"{o['mqos']['throughput'] / o['sqos']['throughput']:.2f} / "
+                            f"{o['mqos']['throughput'] / o['nqos']['throughput']:.2f}",
+                            "mQoS abstract, §4.2 (Fig. 5: 300 / 260 = 1.15)"))
+        for mode, paper, src in (("mqos", "6:3:1 on every resource", "Fig. 4c"),
+                                 ("sqos", "6:3:1 on CPU", "Fig. 4b"),
+                                 ("nqos", "1:1:1 on every resource", "Fig. 4a"),
+                                 ("drf", "-", "ours (DRF, beyond the paper)")):
+            out.rows.append(Row(f"{load}: {mode} resource use by class", paper,
+                                shares(load, mode), f"mQoS {src}" if mode != "drf" else src))
+        out.rows.append(Row(f"{load}: utilization cpu/disk/bw, nqos / sqos / mqos / drf",
+                            "sqos wastes disk and bw; mqos uses all",
+                            " / ".join("/".join(f"{u:.2f}" for u in o[mode]["utilization"])
+                                       for mode in gateway_sim.MODES), "mQoS §4.1"))
+        out.rows.append(Row(f"{load}: mean latency, s, nqos / sqos / mqos / drf",
+                            "mqos lowest", per_mode(load, "latency_mean", "{:.2f}"),
+                            "mQoS Fig. 7"))
+        out.rows.append(Row(f"{load}: mqos latency by class, s (gold/silver/bronze)",
+                            "differentiated, not exactly 6:3:1",
+                            "/".join(f"{x:.2f}" for x in o["mqos"]["latency"]), "mQoS Fig. 7"))
+    out.notes.append("open: requests not served within 2 s are dropped (per class: "
+                     + "; ".join(f"{mode} " + "/".join(str(d) for d in m['open'][mode]['dropped'])
+                                 for mode in gateway_sim.MODES)
+                     + "); latencies are of the served ones.")
+    out.notes.append("closed: the users' mix fixes the served mix, so every mode that keeps "
+                     "the CPU busy serves about the same number of requests; gold's 200 users "
+                     "spend most of their time thinking and do not use all of their share.")
+    return out
+
+
 SCENARIOS: dict[str, tuple[Callable[[Engine, int], Outcome], str]] = {
     "fig8": (sc_fig8, "3 classes 4:2:1, four 200 s phases: shares per phase (MSF-RS Fig. 8)"),
     "fig10": (sc_fig10, "class 1 with 4..24 users, msf vs rfq: per-user bandwidth (Fig. 10)"),
@@ -751,6 +808,8 @@ SCENARIOS: dict[str, tuple[Callable[[Engine, int], Outcome], str]] = {
     "sff": (sc_sff, "short vs long response latency with and without sff (DRR-SFF)"),
     "controllers": (sc_controllers, "extra: wrc-mult, wrc-aimd, rtc, fixed 8 vs ordinary "
                     "under the fig8 phase-1 load"),
+    "website-gateway": (sc_website_gateway, "mQoS: CPU/disk/bandwidth server, 6:3:1, "
+                        "nqos/sqos/mqos/drf (mQoS Figs. 4, 5, 7)"),
 }
 
 
@@ -764,7 +823,7 @@ def plot_reports(outdir: Path, reports: list[Json]) -> list[Path]:
     outdir.mkdir(parents=True, exist_ok=True)
     paths = []
     for i, rep in enumerate(reports):
-        tl = rep["timeline"]
+        tl = rep.get("timeline")    # the gateway model has none
         if not tl:
             continue
         t = [b["t"] for b in tl]
