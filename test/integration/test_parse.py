@@ -101,6 +101,10 @@ BAD = {
                             "request_sched_target_utilization 50%"),
     "link-zero": ("request_sched_link 10 Mbit", "request_sched_link 0 Mbit", "request_sched_link 1 Mbit"),
     "policy-typo": ("request_sched_policy msf", "request_sched_policy msff", "request_sched_policy msf"),
+    # multi-resource policies need request costs, which Squid does not give (patch 18)
+    "policy-mqos": ("request_sched_policy msf", "request_sched_policy mqos", "request_sched_policy msf"),
+    "policy-sqos": ("request_sched_policy msf", "request_sched_policy sqos", "request_sched_policy msf"),
+    "policy-drf": ("request_sched_policy msf", "request_sched_policy drf", "request_sched_policy msf"),
 }
 
 
