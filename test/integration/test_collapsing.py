@@ -61,20 +61,27 @@ def test_followers_of_a_timed_out_miss_get_the_503(squid_factory, origin):
     assert rp.g("timeouts") == 1, rp.text
 
 
+def _first_leaves_followers_served(sq, blocker, obj: str, nfollowers: int) -> None:
+    """The first client of obj leaves after 0.5 s while its request waits;
+    nfollowers clients that came 0.1 s later each get the whole body."""
+    first = h.Background([lambda: http_get(sq.port, obj, timeout=20, abort_after_s=0.5)])
+    time.sleep(0.1)
+    followers = h.Background([lambda: http_get(sq.port, obj, timeout=20) for _ in range(nfollowers)],
+                             stagger=0.02)
+    assert first.join(5)[0].aborted
+    res = followers.join(20)
+    assert blocker.join(10)[0].ok
+    bad = [r for r in res if not r.ok or r.body_len != SIZE]
+    assert not bad, bad
+
+
 def test_followers_survive_the_first_client_leaving(squid_factory, origin):
     """The client whose miss is queued goes away: the followers collapsed on
     its entry must not wait for a fetch that will never start; each gets the
     body (they fall back to a miss of their own) and the window balances."""
     sq, blocker = _queued_squid(squid_factory, origin)
     obj = origin.url("/cq/leave", size=SIZE, max_age=600)
-    first = h.Background([lambda: http_get(sq.port, obj, timeout=20, abort_after_s=0.5)])
-    time.sleep(0.1)
-    followers = h.Background([lambda: http_get(sq.port, obj, timeout=20) for _ in range(5)], stagger=0.02)
-    assert first.join(5)[0].aborted
-    res = followers.join(20)
-    assert blocker.join(10)[0].ok
-    bad = [r for r in res if not r.ok or r.body_len != SIZE]
-    assert not bad, bad
+    _first_leaves_followers_served(sq, blocker, obj, 5)
     assert 1 <= _fetches(origin, "/cq/leave") <= 5
     assert_balanced(idle(sq))
 
@@ -136,14 +143,7 @@ def test_stale_followers_survive_the_first_client_leaving(squid_factory, origin)
     collapsed on its revalidation entry get their stale copy (the aborted
     entry is an origin failure to handleIMSReply()), nobody hangs."""
     sq, blocker, obj = _stale_squid(squid_factory, origin, "/cq/staleleave")
-    first = h.Background([lambda: http_get(sq.port, obj, timeout=20, abort_after_s=0.5)])
-    time.sleep(0.1)
-    followers = h.Background([lambda: http_get(sq.port, obj, timeout=20) for _ in range(4)], stagger=0.02)
-    assert first.join(5)[0].aborted
-    res = followers.join(20)
-    assert blocker.join(10)[0].ok
-    bad = [r for r in res if not r.ok or r.body_len != SIZE]
-    assert not bad, bad
+    _first_leaves_followers_served(sq, blocker, obj, 4)
     rp = idle(sq)
     assert_balanced(rp)
     assert rp.g("cancelled") == 1, rp.text

@@ -37,7 +37,7 @@ import signal
 import sys
 import time
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, Optional, Protocol
 
 HEAD_LIMIT = 65536
 LATENCY_PCTS = (50, 95, 99)
@@ -140,6 +140,27 @@ async def read_body(reader: asyncio.StreamReader, n: Optional[int],
         if left is not None:
             left -= len(data)
     return total
+
+
+class Metered(Protocol):
+    """What metered() records on: a transaction's first-byte time and body bytes."""
+    first_byte: float
+    bytes: int
+
+
+def metered(rec: Metered, now: Callable[[], float], account: Callable[[int], None]
+            ) -> tuple[Callable[[int], None], Callable[[int], None]]:
+    """read_response()'s callbacks for rec: the head sets its first_byte
+    (once), the body adds to its bytes; every byte goes to account()."""
+    def head(n: int) -> None:
+        if rec.first_byte < 0:
+            rec.first_byte = now()
+        account(n)
+
+    def body(n: int) -> None:
+        rec.bytes += n
+        account(n)
+    return head, body
 
 
 async def read_response(reader: asyncio.StreamReader, method: str,
@@ -248,14 +269,7 @@ class Engine:
     async def transact(self, conn: Conn, t: Txn, spec: Spec) -> bool:
         """Send spec on conn and read the answer into t. Returns whether conn can
         carry the next request."""
-        def head(n: int) -> None:
-            if t.first_byte < 0:
-                t.first_byte = self.now()
-            self.account(t.cls, n)
-
-        def body(n: int) -> None:
-            t.bytes += n
-            self.account(t.cls, n)
+        head, body = metered(t, self.now, lambda n: self.account(t.cls, n))
 
         w = conn.writer
         auth = ""

@@ -34,7 +34,7 @@ from typing import Optional, Sequence
 from urllib.parse import urlsplit
 
 from . import logparse
-from .loadengine import HEAD_LIMIT, parse_head, read_response
+from .loadengine import HEAD_LIMIT, metered, parse_head, read_response
 
 TUNNEL_PORT = 443
 
@@ -265,15 +265,7 @@ class Replay:
         writer.write((f"{line}\r\nHost: {host}\r\nUser-Agent: reqsched-replay\r\n"
                       f"X-Replay-Id: {rec.rid}\r\nAccept: */*\r\n\r\n").encode("latin-1"))
         await writer.drain()
-
-        def head(n: int) -> None:
-            if rec.first_byte < 0:
-                rec.first_byte = self.now()
-            self.account(user.cls, n)
-
-        def body(n: int) -> None:
-            rec.bytes += n
-            self.account(user.cls, n)
+        head, body = metered(rec, self.now, lambda n: self.account(user.cls, n))
         rec.status, _, keep = await read_response(reader, "GET", head, body)
         rec.end = self.now()
         if not keep:
