@@ -10,6 +10,7 @@ counted, never fatal.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Iterable, Optional, TextIO
 
@@ -39,6 +40,18 @@ class LogEntry:
     url: str
 
 
+def _problem(t: float, elapsed: int, status: int, size: int) -> str:
+    """Why numbers that parsed cannot be a logged transaction ('' if they can):
+    Python's float() and int() also take nan, inf and negative values."""
+    if not math.isfinite(t) or t < 0:
+        return f"bad time {t!r}"
+    if elapsed < 0 or size < 0:
+        return "negative elapsed time or size"
+    if status != 0 and not 100 <= status <= 999:
+        return f"bad HTTP status {status}"
+    return ""
+
+
 def _lines(src: Iterable[str]) -> Iterable[tuple[int, str]]:
     for n, line in enumerate(src, 1):
         line = line.strip()
@@ -66,8 +79,12 @@ def parse_native_access_log(src: Iterable[str], stats: ParseStats) -> list[LogEn
             stats.bad(n, f"bad number: {e}")
             continue
         url = f[6]
-        if not url.startswith(("http://", "https://")) or size < 0 or elapsed < 0:
-            stats.bad(n, f"not an http URL or negative value: {url[:60]!r}")
+        why = _problem(t, elapsed, status, size)
+        if why:
+            stats.bad(n, why)
+            continue
+        if not url.startswith(("http://", "https://")):
+            stats.bad(n, f"not an http URL: {url[:60]!r}")
             continue
         out.append(LogEntry(t, elapsed, f[2], code, status, size, f[5], url))
         stats.parsed += 1
@@ -97,6 +114,11 @@ def parse_testbed_access_log(src: Iterable[str], stats: ParseStats) -> list[Test
                                 f[5], f[6], f[7], f[8], wait)
         except ValueError as err:
             stats.bad(n, f"bad number: {err}")
+            continue
+        why = _problem(e.time, e.elapsed_ms, e.status, e.bytes) or \
+            ("negative wait" if wait is not None and wait < 0 else "")
+        if why:
+            stats.bad(n, why)
             continue
         out.append(e)
         stats.parsed += 1
