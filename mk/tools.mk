@@ -9,7 +9,8 @@
 TOOLS_DIR     := $(TOP)/tools
 TOOLS_VENV    := $(BUILD)/venv
 PYTHON        := $(TOOLS_VENV)/bin/python3
-TOOLS_SCRIPTS := reqsched-testbed reqsched-replay reqsched-report reqsched-origin reqsched-sim
+TOOLS_SCRIPTS := reqsched-testbed reqsched-replay reqsched-report reqsched-origin reqsched-sim \
+                 reqsched-from-delay-pools
 
 ALL_TARGETS += tools
 .PHONY: tools
