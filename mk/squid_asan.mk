@@ -6,7 +6,8 @@
 #   make check-asan   build libreqsched and the patched Squid with
 #                     -fsanitize=address,undefined into build/asan/ (its own
 #                     source tree, objects and prefix: the normal build is
-#                     untouched; ccache), run the tests of
+#                     untouched; ccache): libreqsched whole, in Squid the
+#                     files the patch series touches (test/asan/cc), run the tests of
 #                     test/integration/passing.txt against them, and fail on
 #                     any sanitizer report (the runtimes write each one to a
 #                     file under build/asan/reports/, whichever process made it)
@@ -14,12 +15,13 @@ ASAN_DIR       := $(BUILD)/asan
 ASAN_SQUID_SRC := $(ASAN_DIR)/squid-src/squid-$(SQUID_VERSION)
 ASAN_REPORTS   := $(ASAN_DIR)/reports
 ASAN_FLAGS     := -fsanitize=address,undefined -fno-omit-frame-pointer
+# the Squid sources the series touches, absolute paths (test/asan/cc)
+ASAN_FILES     := $(ASAN_DIR)/instrumented-files
 # Squid's build runs programs it just compiled (cf_gen) and configure runs
 # test programs: leaks there are not ours to report.
 ASAN_BUILD_ENV := ASAN_OPTIONS=detect_leaks=0 \
                   PKG_CONFIG_PATH=$(ASAN_DIR)/lib/pkgconfig \
-                  SQUID_COMPILE_FLAGS="-O1 -g1 $(ASAN_FLAGS)" \
-                  SQUID_LDFLAGS="$(ASAN_FLAGS)"
+                  SQUID_CCACHE=$(TOP)/test/asan/cc RS_ASAN_FILES=$(ASAN_FILES)
 # Runtime: every report goes to a file named after its process; no report
 # stops the suite, the check after it counts them. Squid's memory pools are
 # off (MEMPOOLS=0 and memory_pools off), so freed objects go back to malloc
@@ -55,8 +57,10 @@ $(ASAN_DIR)/stamps/squid-source: scripts/fetch-squid scripts/squid-source.sha256
 	scripts/fetch-squid $(SQUID_DEB_VERSION) $(ASAN_DIR)/squid-src
 	@touch $@
 
-$(ASAN_DIR)/stamps/squid: $(ASAN_DIR)/stamps/squid-source $(ASAN_DIR)/stamps/lib $(SQUID_PATCHES) scripts/squid-build
+$(ASAN_DIR)/stamps/squid: $(ASAN_DIR)/stamps/squid-source $(ASAN_DIR)/stamps/lib $(SQUID_PATCHES) \
+		scripts/squid-build $(TOP)/test/asan/cc
 	scripts/squid-build patch $(ASAN_SQUID_SRC) $(SQUID_PATCH_DIR)
+	sed -n 's|^+++ b/\(.*\.cc\?\)$$|$(ASAN_SQUID_SRC)/\1|p' $(SQUID_PATCH_DIR)/*.patch | sort -u >$(ASAN_FILES)
 	$(ASAN_BUILD_ENV) scripts/squid-build configure $(ASAN_SQUID_SRC) $(ASAN_DIR)/squid
 	$(ASAN_BUILD_ENV) scripts/squid-build build $(ASAN_SQUID_SRC)
 	@touch $@
