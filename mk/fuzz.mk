@@ -55,4 +55,4 @@ check-fuzz: $(FUZZ_BINS) $(STAMPS)/squid $(STAMPS)/tools
 	$(call fuzz-run,3,60,100)
 
 fuzz: $(FUZZ_BINS) $(STAMPS)/squid $(STAMPS)/tools
-	$(call fuzz-run,$(FUZZ_SECONDS),1000000,20000)
+	$(call fuzz-run,$(FUZZ_SECONDS),1000000,3000)

@@ -10,7 +10,7 @@ HTTP status of 0 or 100..999, an http(s) URL where the parser keeps only those).
 as an explicit example (a regression test that runs every time).
 
 RS_HYPOTHESIS_EXAMPLES sets the number of examples per property (make
-check-fuzz: 100; make fuzz: 20,000).
+check-fuzz: 100; make fuzz: 3,000).
 """
 from __future__ import annotations
 
