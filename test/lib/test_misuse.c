@@ -237,6 +237,64 @@ START_TEST(callback_reentry_refused)
 }
 END_TEST
 
+/* What the Squid glue's checked cookies rely on (patch 25): a cancel from
+ * inside the release callback (an owner that goes away there) is refused
+ * with RS_EBUSY and leaves the request queued, counted nowhere; when it is
+ * released later, the callback gets the cookie it was queued with, once,
+ * and the caller must still end it. */
+struct cancel_in_cb {
+	struct rs_sched *s;
+	rs_id victim;
+	int err;
+	int n;
+	rs_id id[4];
+	void *cookie[4];
+};
+
+static void cancel_release(void *ctx, rs_id id, void *cookie)
+{
+	struct cancel_in_cb *c = ctx;
+
+	ck_assert_int_lt(c->n, 4);
+	c->id[c->n] = id;
+	c->cookie[c->n] = cookie;
+	c->n++;
+	if (c->victim) {
+		c->err = rs_cancel(c->s, c->victim, 0);
+		c->victim = 0;
+	}
+}
+
+START_TEST(cancel_inside_callback_keeps_the_request)
+{
+	struct cancel_in_cb c = { 0 };
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_FIXED);
+	rs_id a, b, v;
+
+	c.s = rs_new(&cfg, cancel_release, &c);
+	rs_class_add(c.s, "a", 1);
+	a = enq(c.s, 0, 1, 0, 0);	/* released */
+	b = enq(c.s, 0, 2, 0, 0);
+	v = enq(c.s, 0, 3, 0, 0);
+	c.victim = v;
+	ck_assert_int_eq(rs_on_end(c.s, a, false, 1), 0);	/* releases b */
+	ck_assert_int_eq(c.err, RS_EBUSY);
+	ck_assert_int_eq(c.n, 2);
+	ck_assert(c.id[1] == b);
+	ck_assert_uint_eq(gstats(c.s).queued, 1);
+	ck_assert_uint_eq(gstats(c.s).cancelled, 0);
+	ck_assert_int_eq(rs_on_end(c.s, b, false, 2), 0);	/* releases v */
+	ck_assert_int_eq(c.n, 3);
+	ck_assert(c.id[2] == v);
+	ck_assert_ptr_eq(c.cookie[2], (void *)(uintptr_t)3);
+	ck_assert_uint_eq(gstats(c.s).W, 1);
+	ck_assert_int_eq(rs_on_end(c.s, v, true, 3), 0);
+	ck_assert_uint_eq(gstats(c.s).W, 0);
+	ck_assert_uint_eq(gstats(c.s).ended, 3);
+	rs_free(c.s);
+}
+END_TEST
+
 START_TEST(strings_and_parsing)
 {
 	enum rs_policy p;
@@ -291,6 +349,7 @@ Suite *suite_misuse(void)
 	tcase_add_test(tc, max_queued_rejects);
 	tcase_add_test(tc, queue_limits_refuse_the_offender);
 	tcase_add_test(tc, callback_reentry_refused);
+	tcase_add_test(tc, cancel_inside_callback_keeps_the_request);
 	tcase_add_test(tc, strings_and_parsing);
 	tcase_add_test(tc, aborted_end_counts);
 	suite_add_tcase(s, tc);

@@ -57,6 +57,18 @@ class LogEntry:
         return self.time - self.elapsed_ms / 1000.0
 
 
+def _problem(t: float, elapsed: int, status: int, size: int) -> str:
+    """Why numbers that parsed cannot be a logged transaction ('' if they can):
+    Python's float() and int() also take nan, inf and negative values."""
+    if not math.isfinite(t) or t < 0:
+        return f"bad time {t!r}"
+    if elapsed < 0 or size < 0:
+        return "negative elapsed time or size"
+    if status != 0 and not 100 <= status <= 999:
+        return f"bad HTTP status {status}"
+    return ""
+
+
 def _lines(src: Iterable[str]) -> Iterable[tuple[int, str]]:
     for n, line in enumerate(src, 1):
         line = line.strip()
@@ -80,7 +92,10 @@ def _native(f: list[str]) -> Optional[LogEntry]:
     code, _, st = f[3].partition("/")
     status = int(st) if st else 0
     size = int(f[4])
-    if not is_target(f[5], f[6]) or size < 0 or elapsed < 0 or not math.isfinite(t) or t < 0:
+    why = _problem(t, elapsed, status, size)
+    if why:
+        raise ValueError(why)
+    if not is_target(f[5], f[6]):
         return None
     return LogEntry(t, elapsed, f[2], code, status, size, f[5], f[6],
                     f[7] if len(f) > 7 else "-")
@@ -102,7 +117,7 @@ def parse_native_access_log(src: Iterable[str], stats: ParseStats) -> list[LogEn
             stats.bad(n, f"bad number: {err}")
             continue
         if e is None:
-            stats.bad(n, f"not an http URL or negative value: {f[6][:60]!r}")
+            stats.bad(n, f"not an http URL: {f[6][:60]!r}")
             continue
         out.append(e)
         stats.parsed += 1
@@ -128,6 +143,9 @@ def _clf(line: str) -> Optional[LogEntry]:
     t = datetime.strptime(m.group(4), "%d/%b/%Y:%H:%M:%S %z").timestamp()
     status = 0 if m.group(6) == "-" else int(m.group(6))
     size = 0 if m.group(7) == "-" else int(m.group(7))
+    why = _problem(t, 0, status, size)
+    if why:
+        raise ValueError(why)
     return LogEntry(t, 0, m.group(1), m.group(8) or "-", status, size, method, url,
                     m.group(3))
 
@@ -179,9 +197,14 @@ def parse_testbed_access_log(src: Iterable[str], stats: ParseStats) -> list[Test
             code, _, st = f[3].partition("/")
             wait = None if f[9] in ("-", "") else int(f[9])
             e = TestbedLogEntry(float(f[0]), int(f[1]), f[2], code, int(st or 0), int(f[4]),
-                                f[5], f[6], replay_id=f[7], cls=f[8], wait_ms=wait)
+                                f[5], f[6], f[7], f[8], wait)
         except ValueError as err:
             stats.bad(n, f"bad number: {err}")
+            continue
+        why = _problem(e.time, e.elapsed_ms, e.status, e.bytes) or \
+            ("negative wait" if wait is not None and wait < 0 else "")
+        if why:
+            stats.bad(n, why)
             continue
         out.append(e)
         stats.parsed += 1
