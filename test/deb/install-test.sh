@@ -66,9 +66,10 @@ echo "inside the root: squid $v, libreqsched0 $(dpkg-query -W -f='${Version}' li
 for sq in /usr/sbin/squid /usr/sbin/squid-openssl; do
 	if "$sq" -v | grep -q -- '--enable-request-scheduler'; then ok "$sq -v: --enable-request-scheduler"
 	else fail "$sq -v does not name --enable-request-scheduler"; fi
-	lib=$(ldd "$sq" | awk '$1 ~ /^libreqsched\.so/ { print $3 }')
+	# merged /usr: the loader may name /lib/..., the same file
+	lib=$(readlink -f "$(ldd "$sq" | awk '$1 ~ /^libreqsched\.so/ { print $3 }')")
 	case $lib in
-	/usr/lib/*/libreqsched.so.0) ok "$sq links $lib" ;;
+	/usr/lib/*/libreqsched.so.0*) ok "$sq links $lib" ;;
 	*) fail "$sq: libreqsched resolved to '$lib'" ;;
 	esac
 	echo "  squid -k parse of squid-conf/ with $sq:"
