@@ -6,11 +6,12 @@
 #   make check-integration-debug  the tests of passing.txt again, with Squid
 #                               loading the RS_DEBUG libreqsched (build/lib-debug/)
 # Tests start Squid and reqsched-origin (tools/) on 127.0.0.1 only; temp dirs live in
-# /tmp/rs-integration (RS_KEEP_TMP=1 keeps them for inspection).
+# /tmp/rs-integration (RS_KEEP_TMP=1 keeps them for inspection). timeout: a bound
+# on a hung run, about 3x the suite's time on the 2-core machine.
 
 INTEGRATION_DIR    := $(TOP)/test/integration
 INTEGRATION_PYTEST  = cd $(INTEGRATION_DIR) && RS_SQUID=$(BUILD)/squid/sbin/squid \
-                      timeout 900 $(PYTHON) -m pytest -p no:cacheprovider -q -rfEs
+                      timeout 1800 $(PYTHON) -m pytest -p no:cacheprovider -q -rfEs
 
 .PHONY: check-integration check-integration-all check-integration-debug
 
