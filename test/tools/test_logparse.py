@@ -102,3 +102,12 @@ def test_auto_format_mixes_lines_and_never_raises():
     assert len(out) == 8 and st.parsed == 8
     assert st.lines == st.parsed + st.skipped
     assert {e.client for e in out} >= {"10.0.0.5", "10.1.0.7"}
+
+
+def test_testbed_log_fields_land_in_their_names() -> None:
+    """The testbed's log line: replay id, class and wait by name (a merge once
+    passed them by position and shifted them into login and cls)."""
+    st = logparse.ParseStats()
+    [e] = logparse.parse_testbed_access_log(
+        ["1700000000.000 12 10.0.0.1 TCP_MISS/200 500 GET http://a/b r1 gold 7"], st)
+    assert (e.replay_id, e.cls, e.wait_ms, e.login) == ("r1", "gold", 7, "-")

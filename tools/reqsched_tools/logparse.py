@@ -197,7 +197,7 @@ def parse_testbed_access_log(src: Iterable[str], stats: ParseStats) -> list[Test
             code, _, st = f[3].partition("/")
             wait = None if f[9] in ("-", "") else int(f[9])
             e = TestbedLogEntry(float(f[0]), int(f[1]), f[2], code, int(st or 0), int(f[4]),
-                                f[5], f[6], f[7], f[8], wait)
+                                f[5], f[6], replay_id=f[7], cls=f[8], wait_ms=wait)
         except ValueError as err:
             stats.bad(n, f"bad number: {err}")
             continue
