@@ -393,3 +393,10 @@ class ScriptedOrigin(LoopbackServer):
     def stop(self) -> None:
         self.stopping.set()
         super().stop()
+
+
+@pytest.fixture
+def need_squid() -> None:
+    """Skips a test that needs the patched Squid when it is not built."""
+    if not h.SQUID_BIN.exists():
+        pytest.skip(f"{h.SQUID_BIN} not built (make squid)")

@@ -36,12 +36,6 @@ POOLS = {
 }
 
 
-@pytest.fixture
-def need_squid() -> None:
-    if not h.SQUID_BIN.exists():
-        pytest.skip(f"{h.SQUID_BIN} not built (make squid)")
-
-
 def parse(conf: Path) -> str:
     p = h.Squid.run_parse(conf)
     assert p.returncode == 0, f"squid -k parse rejected {conf}:\n{p.stdout[-2000:]}"

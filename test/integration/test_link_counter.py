@@ -555,12 +555,6 @@ BAD_COUNTERS = {
 }
 
 
-@pytest.fixture
-def need_squid() -> None:
-    if not h.SQUID_BIN.exists():
-        pytest.skip(f"{h.SQUID_BIN} not built (make squid)")
-
-
 def _conf_with(counter: str, extra: str = "") -> List[str]:
     line = f"request_sched_link_counter {counter}".rstrip()
     i = GOOD.index("request_sched_link 10 Mbit") + 1

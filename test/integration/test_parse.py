@@ -46,12 +46,6 @@ def line_no(lines: List[str], text: str) -> int:
     return hits[-1]
 
 
-@pytest.fixture
-def need_squid() -> None:
-    if not h.SQUID_BIN.exists():
-        pytest.skip(f"{h.SQUID_BIN} not built (make squid)")
-
-
 def parse_ok(conf: Path) -> None:
     p = h.Squid.run_parse(conf)
     assert p.returncode == 0, f"squid -k parse rejected a good configuration:\n{p.stdout[-2000:]}"

@@ -142,6 +142,22 @@ async def read_body(reader: asyncio.StreamReader, n: Optional[int],
     return total
 
 
+class Stoppable(Protocol):
+    """An engine that SIGINT/SIGTERM stop early (stop_on_signals())."""
+    interrupted: bool
+    stop: asyncio.Event
+
+
+def stop_on_signals(engine: Stoppable) -> None:
+    """SIGINT and SIGTERM mark engine interrupted and set its stop event."""
+    def interrupt() -> None:
+        engine.interrupted = True
+        engine.stop.set()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, interrupt)
+
+
 class Metered(Protocol):
     """What metered() records on: a transaction's first-byte time and body bytes."""
     first_byte: float
@@ -368,13 +384,7 @@ class Engine:
     async def run(self, tasks: list, duration: float) -> None:
         """Run the user tasks (coroutines) until they end or duration passes
         (SIGINT/SIGTERM stop early); in-flight transactions are cut at the end."""
-        loop = asyncio.get_running_loop()
-
-        def interrupt() -> None:
-            self.interrupted = True
-            self.stop.set()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, interrupt)
+        stop_on_signals(self)
         self.t0 = time.monotonic()
         self.t0_epoch = time.time()
         running = [asyncio.create_task(c) for c in tasks]
@@ -388,6 +398,7 @@ class Engine:
         for t in running:
             t.cancel()
         await asyncio.gather(done_all, prog, return_exceptions=True)
+        loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
 

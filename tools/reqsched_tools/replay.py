@@ -26,7 +26,6 @@ import hashlib
 import json
 import os
 import random
-import signal
 import sys
 import time
 from dataclasses import dataclass, field
@@ -34,7 +33,7 @@ from typing import Optional, Sequence
 from urllib.parse import urlsplit
 
 from . import logparse
-from .loadengine import HEAD_LIMIT, metered, parse_head, read_response
+from .loadengine import HEAD_LIMIT, metered, parse_head, read_response, stop_on_signals
 
 TUNNEL_PORT = 443
 
@@ -331,13 +330,7 @@ class Replay:
     async def run(self) -> None:
         self.t0 = time.monotonic()
         self.t0_epoch = time.time()
-        loop = asyncio.get_running_loop()
-
-        def interrupt() -> None:
-            self.interrupted = True
-            self.stop.set()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, interrupt)
+        stop_on_signals(self)
         tasks = []
         for i, u in enumerate(self.users):
             urls = self.source.sequence(i, len(self.users), u.id, u.sizes)
