@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # mk/testbed.mk - the namespace testbed, log replay, report and origin server
 # (reqsched-testbed, -replay, -report, -origin of tools/, mk/tools.mk; doc/testbed.md).
-#   make check-scripts   mypy over tools/reqsched_tools, then the pytest unit tests of
-#                        tools/ (test/tools/): report maths, parsers, scenarios, origin
+#   make check-scripts   pyflakes over every Python file of the repository (a stale import
+#                        fails here in seconds, not at integration's collection), mypy over
+#                        tools/reqsched_tools, then the pytest unit tests of tools/
+#                        (test/tools/): report maths, parsers, scenarios, origin
 #   make check-testbed   both checks below (~6.5 min)
 #   make check-testbed-admission  a short (~2 min) field-trial-shaped run (8 Mbit/s, see
 #                        test/testbed/check-field-trial.toml): msf/nopacing vs stock
@@ -32,6 +34,7 @@ BENCH_TARGETS += bench-testbed
 	demo-replay bench-testbed
 
 check-scripts: $(STAMPS)/tools
+	cd $(TOP) && $(PYTHON) -m pyflakes tools test
 	cd $(TOP) && $(PYTHON) -m mypy tools/reqsched_tools
 	cd $(TOP) && $(TESTBED_PYTEST) test/tools
 

@@ -18,7 +18,6 @@ import re
 import shutil
 import socket
 import subprocess
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -156,7 +155,7 @@ def test_file_counter_drives_u_and_page(squid_factory, counter_factory, workdir)
     nothing: exceptive = link - proxied = link); the new page keys are there;
     the per-interval link line is logged at debug_options 94,2."""
     path = workdir / "octets"
-    cf = counter_factory(path).start()
+    counter_factory(path).start()
     sq = squid_factory(sched=counter_conf(f"file {path}"), extra="debug_options ALL,1 94,2")
     rp = wait_state(sq, "ok")
     assert rp.glob["link_counter"] == f"file {path}"
@@ -208,7 +207,7 @@ def test_32bit_wrap_is_counted(squid_factory, counter_factory, workdir):
     the state stays ok, no reset."""
     path = workdir / "octets"
     start = 2**32 - 1_000_000    # wraps after about 2.5 s at RATE
-    cf = counter_factory(path, value=start, wrap32=True).start()
+    counter_factory(path, value=start, wrap32=True).start()
     sq = squid_factory(sched=counter_conf(f"file {path}"))
     wait_state(sq, "ok")
     wait_until(lambda: log_count(sq, r"32-bit counter wrapped") == 1, 6, what="the wrap line")

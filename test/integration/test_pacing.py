@@ -14,12 +14,12 @@ import socket
 import subprocess
 import threading
 import time
-from typing import Dict, List, Optional
+from typing import Dict, List
 
 import pytest
 
 import rsharness as h
-from rsharness import Result, http_get, sched_conf, wait_until
+from rsharness import http_get, sched_conf, wait_until
 
 GOLD_SRC = "127.0.0.2"
 BRONZE_SRC = "127.0.0.3"
@@ -378,7 +378,7 @@ def test_client_abort_while_paced(squid_factory, origin):
     res = bg.join(30)
     st.stop()
     assert all(r.aborted for r in res), res
-    rp = balanced_and_closed(sq)
+    balanced_and_closed(sq)
     assert sq.alive()
     log = sq.cache_log()
     assert "assertion failed" not in log and "FATAL" not in log, sq.tail_logs()

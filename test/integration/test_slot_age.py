@@ -16,7 +16,7 @@ import pytest
 
 import rsharness as h
 from rsharness import Background, http_get, sched_conf, wait_until
-from test_parse import GOOD, line_no, need_squid, parse_ok, write_conf  # noqa: F401 (fixture)
+from test_parse import GOOD, line_no, parse_ok, write_conf
 
 STALL_HEAD = ("HTTP/1.1 200 OK\nContent-Length: 1000000\nCache-Control: no-store\n"
               "Connection: close\n")
