@@ -58,6 +58,15 @@ def test_buffer_ms_and_old_queue_bdp():
         scenario.build({"classes": cls, "link": {"buffer_ms": 0}})
 
 
+def test_proxy_initrwnd():
+    cls = [{"name": "a", "weight": 1, "users": 1}]
+    assert scenario.build({"classes": cls}).proxy_initrwnd == 0
+    assert scenario.build({"classes": cls, "link": {"proxy_initrwnd": 2}}).proxy_initrwnd == 2
+    for bad in (-1, 1001, 2.5, "2", True):
+        with pytest.raises(scenario.ScenarioError, match="proxy_initrwnd"):
+            scenario.build({"classes": cls, "link": {"proxy_initrwnd": bad}})
+
+
 def test_nopacing_suffix():
     m = scenario.parse_mode("msf", "wrc-mult", 0.98)
     assert m.pacing and m.needs_pacing_squid

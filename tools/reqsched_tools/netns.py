@@ -90,8 +90,10 @@ class Topology:
 
     # -- setup / teardown -----------------------------------------------------
     def setup(self, n_classes_users: list[int], n_servers: int, downlink_bps: float,
-              uplink_bps: float, buffer_ms: float) -> None:
-        """Create (or re-create: idempotent) the four namespaces and the links."""
+              uplink_bps: float, buffer_ms: float, initrwnd: int = 0) -> None:
+        """Create (or re-create: idempotent) the four namespaces and the links.
+        initrwnd > 0: the gateway's route to the servers offers that many
+        segments in a new connection's SYN (the proxy host's deployment)."""
         self.teardown(quiet=True)
         for r in NS_ROLES:
             run(["ip", "netns", "add", self.ns[r]])
@@ -112,7 +114,8 @@ class Topology:
         cli.append(f"route add default via {GW_LAN}")
         self.batch("cli", cli)
         self.batch("gw", [f"addr add {GW_LAN}/16 dev lan1", "addr add 10.99.0.1/30 dev wan0",
-                          "route add 10.20.0.0/16 via 10.99.0.2"])
+                          "route add 10.20.0.0/16 via 10.99.0.2"
+                          + (f" initrwnd {initrwnd}" if initrwnd else "")])
         self.batch("isp", ["addr add 10.99.0.2/30 dev wan1", "addr add 10.98.0.1/30 dev srv0",
                            "route add 10.10.0.0/16 via 10.99.0.1",
                            "route add 10.20.0.0/16 via 10.98.0.2"])

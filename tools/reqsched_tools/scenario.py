@@ -119,6 +119,10 @@ class Scenario:
     replay_time_scale: float = 1.0
     replay_closed_loop: bool = False
     replay_max_conns: int = 6            # connections per user (open loop)
+    # [link] proxy_initrwnd: the initial receive window, in segments, of the
+    # proxy host's route toward the servers (`ip route ... initrwnd N`, the
+    # deployment doc/link-control.md recommends); 0 = the kernel's (64 KB)
+    proxy_initrwnd: int = 0
 
     @property
     def payload_bps(self) -> float:
@@ -206,6 +210,14 @@ def sweep_points(raw: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         raise ScenarioError('[sweep] needs key = "table.key" and a non-empty values = [...]')
     key = str(sw["key"])
     return [(sweep_label(key, v), set_key(raw, key, v)) for v in sw["values"]]
+
+
+def initrwnd_of(link: dict[str, Any]) -> int:
+    """[link] proxy_initrwnd: segments, 0 (the kernel's window) or 1..1000."""
+    v = link.get("proxy_initrwnd", 0)
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 1000:
+        raise ScenarioError(f"link.proxy_initrwnd {v!r}: an integer in [0, 1000] segments")
+    return v
 
 
 def _pair(v: Any, what: str) -> tuple[float, float]:
@@ -303,6 +315,7 @@ def build(raw: dict[str, Any], source: str = "") -> Scenario:
         uplink_bps=float(get(link, "uplink_bps", down)),
         rtt_ms=float(get(link, "rtt_ms", 100)),
         buffer_ms=buffer_ms_of(link if isinstance(link, dict) else {}),
+        proxy_initrwnd=initrwnd_of(link if isinstance(link, dict) else {}),
         server_count=int(get(servers, "count", 12)),
         server_delay_ms=_pair(get(servers, "delay_ms", [20, 200]), "servers.delay_ms"),
         server_rate_bps=_pair(get(servers, "rate_bps", [0, 0]), "servers.rate_bps"),

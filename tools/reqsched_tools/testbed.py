@@ -244,7 +244,7 @@ class Runner:
     def setup_network(self) -> dict:
         sc = self.sc
         self.topo.setup([c.users for c in sc.classes], sc.server_count, sc.downlink_bps,
-                        sc.uplink_bps, sc.buffer_ms)
+                        sc.uplink_bps, sc.buffer_ms, sc.proxy_initrwnd)
         return self.topo.shape(sc.downlink_bps, sc.uplink_bps, sc.buffer_ms)
 
     # -- processes -------------------------------------------------------------
@@ -524,7 +524,8 @@ def new_run_id() -> str:
 
 
 def apply_overrides(sc: Scenario, args: argparse.Namespace) -> None:
-    """--modes, --time-scale, --update-interval, --duration, --warmup, --buffer-ms."""
+    """--modes, --time-scale, --update-interval, --duration, --warmup, --buffer-ms,
+    --proxy-initrwnd."""
     if args.modes:
         sc.modes = [scenario.parse_mode(m, sc.reqsched_window, sc.reqsched_target_utilization)
                     for m in args.modes.split(",") if m.strip()]
@@ -557,6 +558,8 @@ def apply_overrides(sc: Scenario, args: argparse.Namespace) -> None:
         if not 1 <= args.buffer_ms <= 10_000:
             raise scenario.ScenarioError("--buffer-ms must be in [1, 10000]")
         sc.buffer_ms = args.buffer_ms
+    if args.proxy_initrwnd is not None:
+        sc.proxy_initrwnd = scenario.initrwnd_of({"proxy_initrwnd": args.proxy_initrwnd})
 
 
 def select_points(points: list[Scenario], args: argparse.Namespace) -> list[Scenario]:
@@ -588,6 +591,7 @@ def run_point(sc: Scenario, out: str, run_id: str, args: argparse.Namespace) -> 
             return 2
         log(f"run {run_id}: scenario {sc.name}{' ' + sc.sweep_label if sc.sweep_label else ''}, "
             f"{len(sc.modes)} modes x {sc.duration_s:.0f}s, buffer {sc.buffer_ms:g} ms, "
+            f"proxy initrwnd {sc.proxy_initrwnd or 'kernel default'}, "
             f"squid {runner.squid}{'' if runner.patched else ' (no request_scheduler)'}"
             f" (byte layer: {', '.join(sorted(runner.known)) or 'none'}) -> {out}")
         runner.prepare()
@@ -689,7 +693,7 @@ def cmd_setup(args: argparse.Namespace) -> int:
     sc = scenario.load(args.scenario)
     topo = Topology(args.id)
     topo.setup([c.users for c in sc.classes], sc.server_count, sc.downlink_bps, sc.uplink_bps,
-               sc.buffer_ms)
+               sc.buffer_ms, sc.proxy_initrwnd)
     log(f"namespaces up: {' '.join(topo.ns.values())} (teardown: reqsched-testbed teardown "
         f"--id {args.id})")
     return 0
@@ -738,6 +742,9 @@ def main(argv: Optional[list[str]] = None) -> int:
                    help="override reqsched.update_interval_s (seconds)")
     r.add_argument("--buffer-ms", type=float,
                    help="override the ISP buffer depth (ms at C; replaces a buffer sweep)")
+    r.add_argument("--proxy-initrwnd", type=int, metavar="SEGMENTS",
+                   help="override link.proxy_initrwnd: the initial receive window of the "
+                        "proxy host's route to the servers (0 = the kernel's)")
     r.add_argument("--sweep-values",
                    help="run only these values of the scenario's [sweep], e.g. 250,1000")
     r.add_argument("--out", help="run directory (default results/<scenario>-<timestamp>; "
