@@ -16,7 +16,10 @@
 #   make demo-replay     the log-replay scenario (5.4 min measured): the sample access log
 #                        (tools/reqsched_tools/scenarios/sample-access.log) replayed
 #                        faithfully by reqsched-load, stock vs msf
-#   make bench-testbed   origin server throughput (paced and unpaced)
+#   make bench-testbed   origin server throughput (paced and unpaced), then the load
+#                        generator against nginx on one core (test/testbed/bench_load.py,
+#                        ~4 min: transactions/s with backlogged users, and as
+#                        think-time users on their own addresses grow to 10,000)
 
 TESTBED        := $(PREFIX)/bin/reqsched-testbed
 TESTBED_PYTEST  = $(PYTHON) -m pytest -p no:cacheprovider -q
@@ -56,3 +59,4 @@ demo-replay: all
 
 bench-testbed: $(STAMPS)/tools
 	$(PYTHON) $(TOP)/test/testbed/bench_origin.py
+	$(PYTHON) $(TOP)/test/testbed/bench_load.py
