@@ -8,7 +8,7 @@
 #
 #   make squid-stock   fetch (cached download), configure, build, install
 #   make bench-squid   stock vs patched Squid on loopback with nginx and wrk
-#                      (test/squid/bench_overhead.py; README, "Benchmarks")
+#                      (test/squid/bench_overhead.py; README, "The two commands")
 STOCK_DIR       := $(BUILD)/stock
 STOCK_SQUID_SRC := $(STOCK_DIR)/squid-src/squid-$(SQUID_VERSION)
 STOCK_SQUID     := $(STOCK_DIR)/squid/sbin/squid
