@@ -249,6 +249,7 @@ int main(int argc, char **argv)
 		{ RS_POLICY_SQOS, RS_WIN_FIXED, false, "sqos" },
 		{ RS_POLICY_DRF, RS_WIN_FIXED, false, "drf" },
 	};
+	static const int mem_classes[2] = { 100, 10000 };
 	const unsigned ncls = sizeof(classes) / sizeof(classes[0]);
 	const char *clk = getenv("RS_BENCH_CLOCK");
 
@@ -268,7 +269,7 @@ int main(int argc, char **argv)
 	for (unsigned k = 0; k < 2; k++)
 		printf("memory: %.1f bytes per queued request (1,000,000 queued, "
 		       "%d classes, %d users)\n",
-		       bytes_per_queued(1000000, k ? 10000 : 100), k ? 10000 : 100,
+		       bytes_per_queued(1000000, mem_classes[k]), mem_classes[k],
 		       USERS);
 	return 0;
 }

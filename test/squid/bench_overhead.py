@@ -235,10 +235,16 @@ class Run:
     errors: int
 
 
-def wrk(d: str, sq: Squid, url: str, keepalive: bool, seconds: float, connections: int) -> dict:
-    script = os.path.join(d, f"wrk-{int(keepalive)}.lua")
-    with open(script, "w", encoding="utf-8") as f:
+def wrk_script(d: str, url: str, keepalive: bool) -> str:
+    """wrk's Lua script for one case: the proxied URL, Connection: close
+    without keep-alive, and a done() that prints the run as JSON."""
+    path = os.path.join(d, "wrk.lua")
+    with open(path, "w", encoding="utf-8") as f:
         f.write(WRK_SCRIPT.format(url=url, close="" if keepalive else 'wrk.headers["Connection"] = "close"'))
+    return path
+
+
+def wrk(script: str, sq: Squid, seconds: float, connections: int) -> dict:
     pin = ["taskset", "-c", "0"] if sq.workers == 1 else []
     out = subprocess.run(pin + ["wrk", "-t1", f"-c{connections}", f"-d{seconds:g}s", "-s", script,
                                 f"http://127.0.0.1:{sq.port}/"],
@@ -249,10 +255,10 @@ def wrk(d: str, sq: Squid, url: str, keepalive: bool, seconds: float, connection
     return json.loads(line[len("RESULT "):])
 
 
-def measure(d: str, sq: Squid, url: str, keepalive: bool, args: argparse.Namespace,
+def measure(script: str, sq: Squid, keepalive: bool, args: argparse.Namespace,
             size: int, rnd: int) -> Run:
     c0 = sq.cpu_s()
-    r = wrk(d, sq, url, keepalive, args.seconds, args.connections)
+    r = wrk(script, sq, args.seconds, args.connections)
     cpu = sq.cpu_s() - c0
     n = max(1, r["requests"])
     return Run(sq.name, size, keepalive, sq.workers, rnd, r["requests"] / (r["duration_us"] / 1e6),
@@ -297,12 +303,12 @@ def bench_case(d: str, nginx: Nginx, args: argparse.Namespace, workers: int, siz
     try:
         for sq in squids:
             sq.start()
-        url = nginx.url(size)
+        script = wrk_script(d, nginx.url(size), keepalive)
         for sq in squids:
-            wrk(d, sq, url, keepalive, args.warmup, args.connections)
+            wrk(script, sq, args.warmup, args.connections)
         for rnd in range(args.reps):
             for sq in (squids if rnd % 2 == 0 else squids[::-1]):
-                run = measure(d, sq, url, keepalive, args, size, rnd)
+                run = measure(script, sq, keepalive, args, size, rnd)
                 runs.append(run)
                 out.write(json.dumps(run.__dict__) + "\n")
                 out.flush()
