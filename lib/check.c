@@ -328,10 +328,11 @@ static void check_window(struct rs_sched *s, const char *op)
 {
 	const struct rs_controller_ops *ctl = s->ctl;
 
+	ASSERT("share", s->link_share > 0 && s->link_share <= 1);
 	if (ctl->window) {
 		ASSERT("window", s->Wmax >= 1);
 		ASSERT("window", !ctl->window_from_config ||
-		       s->Wmax == s->cfg.fixed_window);
+		       s->Wmax == rs_fixed_window(s));
 		ASSERT("window", !ctl->adaptive || s->cfg.max_window < 1 ||
 		       s->Wmax <= s->cfg.max_window);
 		ASSERT("window", s->W <= s->dbg.W || s->W <= ceil(s->Wmax));

@@ -424,6 +424,10 @@ struct rs_sched {
 	double link_diff;	/* cumulative link payload - proxied (D) */
 	double link_high;	/* its high-water mark H, >= D */
 	double link_at_tick, exc_at_tick;
+	/* this scheduler's share of the link (share.c), 1 alone */
+	double link_share;
+	rs_time_ns share_t;	/* previous rs_share_sample() */
+	uint64_t share_mark;	/* bytes at share_t */
 	uint64_t st_link, st_proxied, st_exc;	/* last completed interval */
 	double st_interval;
 
@@ -566,6 +570,7 @@ void rs_window_restart(struct rs_sched *s, const struct rs_controller_ops *old,
 void rs_window_release(struct rs_sched *s, rs_time_ns now);
 void rs_window_measured(struct rs_sched *s, double U);
 double rs_window_clamp(const struct rs_sched *s, double w);
+uint32_t rs_fixed_window(const struct rs_sched *s);	/* fixed W+ of the share */
 double rs_utilization(const struct rs_sched *s, double bytes,
 		      rs_time_ns elapsed);
 void rs_tick(struct rs_sched *s, rs_time_ns now);
@@ -616,11 +621,17 @@ int rs_class_reserve(struct rs_sched *s, uint32_t n);
 void rs_class_init(struct rs_class *k, char *name, double weight);
 void rs_cres_init(struct rs_cres *r);
 bool rs_weight_ok(double w);
+/* This scheduler's C, bytes/s: its share of the link (share.c). */
+static inline double rs_link_Bps(const struct rs_sched *s)
+{
+	return (double)s->cfg.link_bps / 8.0 * s->link_share;
+}
+
 /* C * U+ less the exceptive rate of the link counter (link.c), at least
  * 5 % of C: the pacer's R and rtc's bandwidth, bytes/s. */
 static inline double rs_full_rate(const struct rs_sched *s)
 {
-	double c = (double)s->cfg.link_bps / 8.0;
+	double c = rs_link_Bps(s);
 	double r = c * s->cfg.target_util - s->exc_rate;
 
 	return r > 0.05 * c ? r : 0.05 * c;

@@ -52,7 +52,7 @@ static void set_exc_rate(struct rs_sched *s, double rate, rs_time_ns now)
  * may stay above the cumulative difference. */
 static double link_slack(const struct rs_sched *s)
 {
-	return (double)s->cfg.link_bps / 8.0;
+	return rs_link_Bps(s);
 }
 
 /* The exceptive bytes of a sample whose link - proxied is diff. */
@@ -100,7 +100,7 @@ int rs_on_link_bytes(struct rs_sched *s, uint64_t n, rs_time_ns now)
 	if (s->link_src != RS_LINK_COUNTER)
 		return RS_ESTATE;
 	rs_advance(s, now);
-	payload = (double)n * RS_WIRE_PAYLOAD_RATIO;
+	payload = (double)n * RS_WIRE_PAYLOAD_RATIO * s->link_share;
 	proxied = (double)(s->bytes - s->link_mark);
 	exc = exceptive(s, payload - proxied);
 	s->link_total += payload;

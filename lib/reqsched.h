@@ -313,7 +313,8 @@ struct rs_stats {
 	double W_max;			/* W+ (rtc has no window: W_max = W) */
 	double U;			/* last measured utilization (bytes incl.
 					 * foreign / interval / C) */
-	uint64_t link_bps;
+	uint64_t link_bps;		/* C, as configured */
+	double link_share;		/* of C this scheduler schedules (SMP) */
 	uint32_t queued;
 	uint64_t released, cancelled, ended, aborted, expired;
 	uint64_t rejected;		/* refused by a queue limit: all kinds */
@@ -339,6 +340,33 @@ struct rs_stats {
 };
 
 void rs_get_stats(const struct rs_sched *s, struct rs_stats *st);
+
+/* ---- SMP: one link, one scheduler per worker (share.c) ----
+ * A proxy with several worker processes runs one scheduler in each; each
+ * schedules a share f of the link (C, the pacer's rate, the fixed window
+ * and a link counter's bytes times f). The host keeps a table of rows, one
+ * per worker, where every worker reads it (shared memory), and at every
+ * update each worker:
+ *   rs_share_sample(s, now, users, &row.used, &row.limited);  its own row
+ *   f = rs_share_of(s, rows, nworkers, self);                  every row
+ *   rs_set_link_share(s, f, now);
+ * rs_share_sample() fills users[rs_class_count(s)] with each class's users
+ * (a request queued or outstanding, or a flow open), the fraction of C read
+ * since its previous call, and whether requests or flows were waiting.
+ * rs_share_of() reads only the rows (the same table gives every worker the
+ * same shares); rows must be indexed by the same classes as s. */
+#define RS_SHARE_MAX_WORKERS 64
+struct rs_share_row {
+	const uint32_t *users;		/* per class */
+	double used;			/* fraction of C read */
+	bool limited;			/* it had requests or flows waiting */
+};
+int rs_share_sample(struct rs_sched *s, rs_time_ns now, uint32_t *users,
+		    double *used, bool *limited);
+double rs_share_of(const struct rs_sched *s, const struct rs_share_row *rows,
+		   unsigned n, unsigned self);
+int rs_set_link_share(struct rs_sched *s, double share, rs_time_ns now);
+
 
 /* Resource res of the server (cls < 0) or of class cls: capacity, units
  * held now by released requests (the resource availability counter RAC is

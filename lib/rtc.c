@@ -303,10 +303,16 @@ static rs_time_ns rtc_deadline(const struct rs_sched *s)
 	return t;
 }
 
-/* The link counter changed C * U+ - exceptive by delta. */
+/* The link counter or the link share changed C * U+ - exceptive by
+ * delta. With no holder, BW is the full rate exactly (not a sum of deltas
+ * that rounding leaves a hair below it, which would hold a request whose
+ * estimate is the full rate forever). */
 static void rtc_rate_changed(struct rs_sched *s, double delta)
 {
-	s->bw_avail += delta;
+	if (s->bw_holders == 0)
+		s->bw_avail = rs_full_rate(s);
+	else
+		s->bw_avail += delta;
 }
 
 const struct rs_controller_ops rs_rtc_ops = {

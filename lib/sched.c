@@ -119,6 +119,7 @@ struct rs_sched *rs_new(const struct rs_config *cfg, rs_release_fn release,
 	s->cfg = *cfg;
 	s->release = release;
 	s->ctx = ctx;
+	s->link_share = 1;
 	s->req_free = RS_NIL;
 	s->ghead = s->gtail = RS_NIL;
 	s->whead = s->wtail = RS_NIL;
@@ -695,6 +696,7 @@ void rs_get_stats(const struct rs_sched *s, struct rs_stats *st)
 	st->W_max = s->ctl->window ? s->Wmax : (double)s->W;
 	st->U = s->U;
 	st->link_bps = s->cfg.link_bps;
+	st->link_share = s->link_share;
 	st->queued = s->waiting;
 	st->released = s->released;
 	st->cancelled = s->cancelled;
@@ -712,7 +714,7 @@ void rs_get_stats(const struct rs_sched *s, struct rs_stats *st)
 	st->exceptive_bytes = s->st_exc;
 	st->interval_s = s->st_interval;
 	st->pace_bps = s->cfg.pacing ? rs_full_rate(s) * 8 :
-		       (double)s->cfg.link_bps * s->cfg.target_util;
+		       rs_link_Bps(s) * 8 * s->cfg.target_util;
 	st->flows = s->pc.open;
 	st->flows_waiting = s->pc.waiting;
 	st->window_bytes = s->pc.window_bytes;
@@ -749,7 +751,7 @@ int rs_get_class_stats(const struct rs_sched *s, int cls,
 	st->flows = k->nflows;
 	if (k->naccts && s->pc.wsum > 0) {
 		double pace = s->cfg.pacing ? rs_full_rate(s) * 8 :
-			      (double)s->cfg.link_bps * s->cfg.target_util;
+			      rs_link_Bps(s) * 8 * s->cfg.target_util;
 
 		st->share_bps = pace * k->weight * k->naccts / s->pc.wsum;
 	}

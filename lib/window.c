@@ -56,10 +56,19 @@ void rs_window_start(struct rs_sched *s, rs_time_ns now)
 	s->Wmax = rs_window_clamp(s, s->cfg.initial_window);
 }
 
+/* The fixed window of this scheduler's share of the link (share.c): the
+ * workers' windows add up to at most fixed_window while each has >= 1. */
+uint32_t rs_fixed_window(const struct rs_sched *s)
+{
+	double w = floor((double)s->cfg.fixed_window * s->link_share + 1e-9);
+
+	return w >= 1 ? (uint32_t)w : 1;
+}
+
 static void fixed_start(struct rs_sched *s, rs_time_ns now)
 {
 	(void)now;
-	s->Wmax = s->cfg.fixed_window;
+	s->Wmax = rs_fixed_window(s);
 }
 
 /*
@@ -137,7 +146,7 @@ void rs_long_check(struct rs_sched *s, uint32_t r, rs_time_ns now)
 
 static double link_bytes_per_ns(const struct rs_sched *s)
 {
-	return (double)s->cfg.link_bps / 8.0 / (double)RS_NSEC_PER_SEC;
+	return rs_link_Bps(s) / (double)RS_NSEC_PER_SEC;
 }
 
 /* Utilization of bytes received over elapsed ns. */

@@ -122,5 +122,6 @@ Suite *suite_link(void);
 Suite *suite_admission(void);
 Suite *suite_slotage(void);
 Suite *suite_mqos(void);
+Suite *suite_share(void);
 
 #endif

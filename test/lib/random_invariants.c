@@ -1133,11 +1133,52 @@ static void ev_flow_close(struct world *w)
 	flow_close(w, m);
 }
 
+static double gstats_share(struct world *w)
+{
+	struct rs_stats st;
+
+	rs_get_stats(w->s, &st);
+	return st.link_share;
+}
+
+/* An SMP worker's update: sample its row, take a new share of the link
+ * (1 in 8: a share out of range, refused without a change). */
+static void ev_share(struct world *w)
+{
+	uint32_t users[MAXCLS];
+	struct snap before;
+	double used, share;
+	bool limited;
+
+	if (rs_class_count(w->s) > MAXCLS)
+		return;
+	if (rs_share_sample(w->s, w->now, users, &used, &limited) ||
+	    used < 0 || limited != (w->s->waiting > 0 || w->s->pc.waiting > 0))
+		FAIL(w, "share sample");
+	if (below(w, 8) == 0) {
+		take(w, &before);
+		share = below(w, 2) ? 0 : 1 + (double)(1 + below(w, 100)) / 100;
+		if (rs_set_link_share(w->s, share, w->now) != RS_EINVAL)
+			FAIL(w, "share %g accepted", share);
+		expect_unchanged(w, &before);
+		return;
+	}
+	share = (double)(1 + below(w, 1000)) / 1000;
+	if (rs_set_link_share(w->s, share, w->now))
+		FAIL(w, "set link share %g", share);
+	if (gstats_share(w) != share)
+		FAIL(w, "link share not taken");
+}
+
 static void ev_link(struct world *w)
 {
 	struct snap before;
 	int err;
 
+	if (below(w, 4) == 0) {
+		ev_share(w);
+		return;
+	}
 	if (below(w, 3) == 0) {
 		w->src = below(w, 2) ? RS_LINK_COUNTER : RS_LINK_PROXIED;
 		if (rs_set_link_source(w->s, w->src, w->now))

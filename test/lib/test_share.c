@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_share.c - SMP: a worker's share of the link from every worker's row
+ * (rs_share_of), its own row (rs_share_sample), and what a share changes
+ * (rs_set_link_share). Link 8 Mbit/s = 1,000,000 bytes/s, U+ = 0.98.
+ * Classes: gold (weight 4, index 0) and bronze (weight 1, index 1).
+ */
+#include <math.h>
+
+#include "harness.h"
+
+static struct rs_sched *new_gold_bronze(enum rs_policy p, struct rec *rec)
+{
+	struct rs_config cfg = cfg_base(p, RS_WIN_FIXED);
+	struct rs_sched *s = rs_new(&cfg, rec_release, rec);
+
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(rs_class_add(s, "gold", 4), 0);
+	ck_assert_int_eq(rs_class_add(s, "bronze", 1), 1);
+	return s;
+}
+
+static struct rs_share_row row(const uint32_t *users, double used,
+			       bool limited)
+{
+	struct rs_share_row r = { users, used, limited };
+
+	return r;
+}
+
+/* msf weighs users: 2 gold users (8) against 2 bronze users (2). */
+START_TEST(msf_weighs_users)
+{
+	struct rec rec = { 0 };
+	struct rs_sched *s = new_gold_bronze(RS_POLICY_MSF, &rec);
+	uint32_t u0[] = { 2, 0 }, u1[] = { 0, 2 }, u2[] = { 1, 3 };
+	struct rs_share_row rows[] = { row(u0, 0.5, true), row(u1, 0.5, true) };
+
+	ck_assert_double_eq_tol(rs_share_of(s, rows, 2, 0), 0.8, 1e-12);
+	ck_assert_double_eq_tol(rs_share_of(s, rows, 2, 1), 0.2, 1e-12);
+	/* a worker with a gold and 3 bronze users: 7 of 8 + 7 */
+	rows[1] = row(u2, 0.5, true);
+	ck_assert_double_eq_tol(rs_share_of(s, rows, 2, 1), 7.0 / 15, 1e-12);
+	rs_free(s);
+}
+END_TEST
+
+/* rfq weighs classes (4:1 of the link), each split by the workers' users:
+ * worker 0 has 1 of 4 gold users (0.8 / 4), worker 1 the other 3 and the
+ * only bronze user (0.6 + 0.2). */
+START_TEST(rfq_splits_classes)
+{
+	struct rec rec = { 0 };
+	struct rs_sched *s = new_gold_bronze(RS_POLICY_RFQ, &rec);
+	uint32_t u0[] = { 1, 0 }, u1[] = { 3, 1 }, u2[] = { 0, 5 };
+	struct rs_share_row rows[] = { row(u0, 0.5, true), row(u1, 0.5, true) };
+
+	ck_assert_double_eq_tol(rs_share_of(s, rows, 2, 0), 0.2, 1e-12);
+	ck_assert_double_eq_tol(rs_share_of(s, rows, 2, 1), 0.8, 1e-12);
+	/* class-based: 1 gold user against 5 bronze users is still 4:1 */
+	rows[1] = row(u2, 0.5, true);
+	ck_assert_double_eq_tol(rs_share_of(s, rows, 2, 0), 0.8, 1e-12);
+	rs_free(s);
+}
+END_TEST
+
+/* A worker that had nothing waiting keeps 1.25 times what it read; the
+ * rest goes to the others by demand (work conservation). When every
+ * worker is capped, what is left goes to all by demand. */
+START_TEST(unused_share_goes_to_others)
+{
+	struct rec rec = { 0 };
+	struct rs_sched *s = new_gold_bronze(RS_POLICY_MSF, &rec);
+	uint32_t u0[] = { 0, 1 }, u1[] = { 1, 0 }, u2[] = { 0, 1 };
+	struct rs_share_row rows[] = { row(u0, 0.1, true),
+				       row(u1, 0.1, false),
+				       row(u2, 0.1, true) };
+
+	/* gold (4 of 6) is capped at 0.125: bronzes split 0.875 */
+	ck_assert_double_eq_tol(rs_share_of(s, rows, 3, 1), 0.125, 1e-12);
+	ck_assert_double_eq_tol(rs_share_of(s, rows, 3, 0), 0.4375, 1e-12);
+	ck_assert_double_eq_tol(rs_share_of(s, rows, 3, 2), 0.4375, 1e-12);
+	/* all capped at 0.125: 0.625 left, by demand 1:4:1 */
+	rows[0].limited = rows[2].limited = false;
+	ck_assert_double_eq_tol(rs_share_of(s, rows, 3, 0),
+				0.125 + 0.625 / 6, 1e-12);
+	ck_assert_double_eq_tol(rs_share_of(s, rows, 3, 1),
+				0.125 + 0.625 * 4 / 6, 1e-12);
+	/* a capped worker that read nothing keeps the idle share */
+	rows[1].used = 0;
+	rows[0].limited = true;
+	ck_assert_double_eq_tol(rs_share_of(s, rows, 3, 1), 0.05 / 3, 1e-12);
+	rs_free(s);
+}
+END_TEST
+
+/* No users: the idle share; nobody with users: 1 / N; bad arguments. */
+START_TEST(idle_workers)
+{
+	struct rec rec = { 0 };
+	struct rs_sched *s = new_gold_bronze(RS_POLICY_MSF, &rec);
+	uint32_t busy[] = { 1, 1 }, none[] = { 0, 0 };
+	struct rs_share_row rows[] = { row(busy, 0.9, true), row(none, 0, false),
+				       row(none, 0, false), row(none, 0, false) };
+	struct rs_share_row many[RS_SHARE_MAX_WORKERS + 1];
+	unsigned i;
+
+	ck_assert_double_eq_tol(rs_share_of(s, rows, 4, 0), 1, 1e-12);
+	ck_assert_double_eq_tol(rs_share_of(s, rows, 4, 3), 0.05 / 4, 1e-12);
+	rows[0] = row(none, 0, false);
+	ck_assert_double_eq_tol(rs_share_of(s, rows, 4, 0), 0.25, 1e-12);
+	ck_assert_double_eq_tol(rs_share_of(s, rows, 4, 4), 1, 1e-12);
+	ck_assert_double_eq_tol(rs_share_of(s, NULL, 4, 0), 1, 1e-12);
+	for (i = 0; i <= RS_SHARE_MAX_WORKERS; i++)
+		many[i] = row(busy, 0, true);
+	ck_assert_double_eq_tol(rs_share_of(s, many, RS_SHARE_MAX_WORKERS + 1, 0),
+				1.0 / (RS_SHARE_MAX_WORKERS + 1), 1e-12);
+	rs_free(s);
+}
+END_TEST
+
+/* A worker's own row: users per class (queued, outstanding, or a flow),
+ * the fraction of C read since the previous sample, waiting requests. */
+START_TEST(sample_own_row)
+{
+	struct rec rec = { 0 };
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_FIXED);
+	struct rs_sched *s;
+	uint32_t users[2];
+	double used;
+	bool limited;
+	rs_id a, b;
+	rs_flow f;
+
+	cfg.pacing = true;
+	s = rs_new(&cfg, rec_release, &rec);
+	ck_assert_int_eq(rs_class_add(s, "gold", 4), 0);
+	ck_assert_int_eq(rs_class_add(s, "bronze", 1), 1);
+	a = enq(s, 0, 1, 0, 0);		/* released: window 1 */
+	b = enq(s, 0, 2, 0, 0);		/* waits */
+	ck_assert_int_eq(rs_flow_open(s, 0, 1, 7, NULL, 0, &f), 0); /* a tunnel */
+	ck_assert_int_eq(rs_share_sample(s, SEC, users, &used, &limited), 0);
+	ck_assert_uint_eq(users[0], 2);
+	ck_assert_uint_eq(users[1], 1);
+	ck_assert_double_eq_tol(used, 0, 1e-12);	/* no previous sample */
+	ck_assert(limited);
+	ck_assert_int_eq(rs_on_bytes(s, a, 250000, SEC + SEC / 4), 0);
+	ck_assert_int_eq(rs_on_end(s, a, false, SEC + SEC / 4), 0);
+	ck_assert_int_eq(rs_on_end(s, b, false, SEC + SEC / 4), 0);
+	ck_assert_int_eq(rs_flow_close(s, f, SEC + SEC / 4), 0);
+	ck_assert_int_eq(rs_share_sample(s, SEC + SEC / 2, users, &used,
+					 &limited), 0);
+	ck_assert_double_eq_tol(used, 0.5, 1e-12);	/* 250 KB in 0.5 s */
+	ck_assert(!limited);
+	ck_assert_int_eq(rs_share_sample(s, SEC, NULL, &used, &limited),
+			 RS_EINVAL);
+	rs_free(s);
+}
+END_TEST
+
+/* A share scales C: the pacer's rate, U, the fixed window (at least 1),
+ * a link counter's bytes. Out-of-range shares are refused. */
+START_TEST(share_scales_the_link)
+{
+	struct rec rec = { 0 };
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_FIXED);
+	struct rs_sched *s;
+	struct rs_stats st;
+	int i;
+
+	cfg.pacing = true;
+	cfg.fixed_window = 10;
+	s = new_one_class(&cfg, &rec);
+	ck_assert_int_eq(rs_set_link_share(s, 0.35, 0), 0);
+	for (i = 0; i < 6; i++)
+		enq(s, 0, (uint64_t)i + 1, 0, 0);
+	st = gstats(s);
+	ck_assert_uint_eq(st.W, 3);			/* floor(10 * 0.35) */
+	ck_assert_double_eq_tol(st.link_share, 0.35, 1e-12);
+	ck_assert_uint_eq(st.link_bps, 8000000);
+	ck_assert_double_eq_tol(st.pace_bps, 8000000 * 0.98 * 0.35, 1e-6);
+	ck_assert_int_eq(rs_set_link_share(s, 0.01, SEC / 10), 0);
+	ck_assert_double_eq_tol(gstats(s).W_max, 1, 1e-12);	/* never below 1 */
+	ck_assert_int_eq(rs_set_link_share(s, 1, SEC / 5), 0);
+	ck_assert_uint_eq(gstats(s).W, 6);		/* the rest released */
+	/* a whole-link counter: this worker's part is the share's */
+	ck_assert_int_eq(rs_set_link_share(s, 0.5, SEC / 4), 0);
+	ck_assert_int_eq(rs_set_link_source(s, RS_LINK_COUNTER, SEC / 4), 0);
+	ck_assert_int_eq(rs_on_link_bytes(s, 1514 * 1000, SEC), 0);
+	rs_on_timer(s, 2 * SEC);
+	ck_assert_uint_eq(gstats(s).link_bytes, 1448 * 500);
+	ck_assert_int_eq(rs_set_link_share(s, 0, 2 * SEC), RS_EINVAL);
+	ck_assert_int_eq(rs_set_link_share(s, 1.01, 2 * SEC), RS_EINVAL);
+	ck_assert_int_eq(rs_set_link_share(s, NAN, 2 * SEC), RS_EINVAL);
+	ck_assert_double_eq_tol(gstats(s).link_share, 0.5, 1e-12);
+	rs_free(s);
+}
+END_TEST
+
+Suite *suite_share(void)
+{
+	Suite *s = suite_create("share");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, msf_weighs_users);
+	tcase_add_test(tc, rfq_splits_classes);
+	tcase_add_test(tc, unused_share_goes_to_others);
+	tcase_add_test(tc, idle_workers);
+	tcase_add_test(tc, sample_own_row);
+	tcase_add_test(tc, share_scales_the_link);
+	suite_add_tcase(s, tc);
+	return s;
+}
