@@ -17,6 +17,7 @@ from urllib.parse import urlencode
 import pytest
 
 import rsharness as h
+from reqsched_tools.localnet import free_port, wait_port
 
 WORK_BASE = Path(os.environ.get("RS_TEST_TMP", "/tmp/rs-integration"))
 
@@ -30,21 +31,14 @@ class Origin:
     """reqsched-origin on 127.0.0.1:<free port>, with its access log."""
 
     def __init__(self, workdir: Path):
-        self.port = h.free_port()
+        self.port = free_port()
         self.log = workdir / "origin.log"
         self.out = open(workdir / "origin.out", "w")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "reqsched_tools.origin", "--listen", f"127.0.0.1:{self.port}",
              "--access-log", str(self.log), "--hang-max", "120", "--max-runtime", "1800", "--quiet"],
             stdout=self.out, stderr=subprocess.STDOUT, start_new_session=True)
-        h.wait_until(self._up, 15, what="reqsched-origin to listen")
-
-    def _up(self) -> bool:
-        if self.proc.poll() is not None:
-            raise AssertionError(f"reqsched-origin exited {self.proc.returncode}")
-        import socket
-        with socket.create_connection(("127.0.0.1", self.port), timeout=1):
-            return True
+        wait_port(self.port, "reqsched-origin", 15, self.proc)
 
     def url(self, path: str = "/o", **params: object) -> str:
         q = urlencode({k: v for k, v in params.items()})

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
+from reqsched_tools.localnet import free_port, wait_port
 from reqsched_tools.mgrpage import MgrValue, parse_mgr_page
 from reqsched_tools.paths import use_build_lib
 
@@ -40,12 +41,6 @@ SQUID_EXTRA_CONF = os.environ.get("RS_SQUID_EXTRA_CONF", "").replace("\\n", "\n"
 
 ACCESS_FORMAT = ("logformat rstest %ts.%03tu %tr %>a %Ss/%03>Hs %<st %rm %ru "
                  "%{reqsched_class}note %{reqsched_wait_ms}note")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def helper_copy(name: str, workdir: Path) -> Path:
@@ -388,23 +383,10 @@ class Squid:
                                      stdout=out, stderr=subprocess.STDOUT,
                                      start_new_session=True)
         out.close()
-
-        def up() -> bool:
-            if self.proc is not None and self.proc.poll() is not None:
-                raise AssertionError(f"squid exited with {self.proc.returncode}:\n"
-                                     + self.tail_logs())
-            with socket.create_connection(("127.0.0.1", self.port), timeout=1):
-                return True
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                if up():
-                    break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise AssertionError("squid did not open its port\n" + self.tail_logs())
-            time.sleep(0.1)
+        try:
+            wait_port(self.port, "squid", timeout, self.proc)
+        except (ChildProcessError, TimeoutError) as e:
+            raise AssertionError(f"{e}\n" + self.tail_logs()) from None
         return self
 
     def stop(self) -> None:

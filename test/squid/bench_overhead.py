@@ -35,13 +35,15 @@ import json
 import os
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+
+from reqsched_tools.localnet import free_port, wait_port
+from reqsched_tools.nginx import NginxOrigin, nginx_installed
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CGROUP = "/sys/fs/cgroup/cpuacct"
@@ -60,69 +62,8 @@ end
 """
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def progress(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
-
-
-class Nginx:
-    """nginx-light serving two static files, one worker, no access log."""
-
-    def __init__(self, d: str, sizes: list[int]) -> None:
-        self.dir = os.path.join(d, "nginx")
-        os.makedirs(self.dir)
-        for n in sizes:
-            with open(os.path.join(self.dir, f"{n}.bin"), "wb") as f:
-                f.write(b"x" * n)
-        self.port = free_port()
-        conf = os.path.join(self.dir, "nginx.conf")
-        with open(conf, "w", encoding="utf-8") as f:
-            f.write(f"""daemon off;
-worker_processes 1;
-pid {self.dir}/nginx.pid;
-error_log stderr crit;
-events {{ worker_connections 8192; }}
-http {{
-    access_log off;
-    keepalive_requests 1000000;
-    open_file_cache max=16;
-    client_body_temp_path {self.dir};
-    proxy_temp_path {self.dir};
-    fastcgi_temp_path {self.dir};
-    uwsgi_temp_path {self.dir};
-    scgi_temp_path {self.dir};
-    server {{
-        listen 127.0.0.1:{self.port} backlog=4096;
-        location / {{ root {self.dir}; default_type application/octet-stream; }}
-    }}
-}}
-""")
-        self.proc = subprocess.Popen(["taskset", "-c", "0", "nginx", "-c", conf, "-e", "stderr"],
-                                     stderr=subprocess.DEVNULL)
-        wait_port(self.port, "nginx")
-
-    def url(self, size: int) -> str:
-        return f"http://127.0.0.1:{self.port}/{size}.bin"
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(timeout=10)
-
-
-def wait_port(port: int, what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"{what} did not open port {port} within {timeout:g} s")
 
 
 SCHEDULER_CONF = """\
@@ -295,7 +236,17 @@ def summarize(runs: list[Run]) -> list[str]:
     return lines
 
 
-def bench_case(d: str, nginx: Nginx, args: argparse.Namespace, workers: int, size: int,
+def object_files(d: str, sizes: list[int]) -> str:
+    """Directory d/nginx with an object SIZE.bin of every size: nginx's root."""
+    root = os.path.join(d, "nginx")
+    os.makedirs(root)
+    for n in sizes:
+        with open(os.path.join(root, f"{n}.bin"), "wb") as f:
+            f.write(b"x" * n)
+    return root
+
+
+def bench_case(d: str, nginx: NginxOrigin, args: argparse.Namespace, workers: int, size: int,
                keepalive: bool, out) -> list[Run]:
     squids = [Squid("stock", args.stock, d, workers, ""),
               Squid("patched", args.patched, d, workers, SCHEDULER_CONF.format(link_mbit=args.link_mbit))]
@@ -303,7 +254,7 @@ def bench_case(d: str, nginx: Nginx, args: argparse.Namespace, workers: int, siz
     try:
         for sq in squids:
             sq.start()
-        script = wrk_script(d, nginx.url(size), keepalive)
+        script = wrk_script(d, nginx.url(f"/{size}.bin"), keepalive)
         for sq in squids:
             wrk(script, sq, args.warmup, args.connections)
         for rnd in range(args.reps):
@@ -349,9 +300,11 @@ def main() -> int:
     ap.add_argument("--link-mbit", type=int, default=10000, help="request_sched_link of the patched Squid")
     ap.add_argument("--out", default=os.path.join(TOP, "results", time.strftime("bench-squid-%Y%m%d-%H%M%S")))
     args = ap.parse_args()
-    for tool in ("wrk", "nginx", "taskset"):
+    for tool in ("wrk", "taskset"):
         if shutil.which(tool) is None:
             ap.error(f"{tool} not found (make deps installs it)")
+    if not nginx_installed():
+        ap.error("nginx not found (make deps installs nginx-light)")
     if not os.path.isdir(CGROUP):
         ap.error(f"{CGROUP}: the cgroup v1 cpuacct controller is needed for Squid's CPU time")
     os.makedirs(args.out, exist_ok=True)
@@ -361,13 +314,12 @@ def main() -> int:
     runs: list[Run] = []
     d = tempfile.mkdtemp(prefix="rs-bench-squid-")
     os.chmod(d, 0o755)
-    nginx = Nginx(d, args.sizes)
     try:
-        with open(os.path.join(args.out, "runs.jsonl"), "w", encoding="utf-8") as out:
+        with NginxOrigin(object_files(d, args.sizes), cpu=0) as nginx, \
+                open(os.path.join(args.out, "runs.jsonl"), "w", encoding="utf-8") as out:
             for w, s, k in cases:
                 runs += bench_case(d, nginx, args, w, s, k, out)
     finally:
-        nginx.stop()
         shutil.rmtree(d, ignore_errors=True)
     table = summarize(runs)
     with open(os.path.join(args.out, "summary.txt"), "w", encoding="utf-8") as f:

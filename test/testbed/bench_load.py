@@ -20,48 +20,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
+from reqsched_tools.nginx import NginxOrigin, nginx_installed
+
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 LOAD = os.path.join(TOP, "build", "bin", "reqsched-load")
 BODY = "x" * 1000
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def nginx_conf(d: str, port: int) -> str:
-    path = os.path.join(d, "nginx.conf")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(f"""daemon off;
-worker_processes 1;
-pid {d}/nginx.pid;
-error_log stderr crit;
-events {{ worker_connections 40000; }}
-http {{
-    access_log off;
-    keepalive_requests 1000000;
-    keepalive_timeout 120s;
-    client_body_temp_path {d};
-    proxy_temp_path {d};
-    fastcgi_temp_path {d};
-    uwsgi_temp_path {d};
-    scgi_temp_path {d};
-    server {{
-        listen 127.0.0.1:{port} backlog=4096;
-        location / {{ default_type text/plain; return 200 "{BODY}"; }}
-    }}
-}}
-""")
-    return path
 
 
 def addr_ranges(n: int) -> str:
@@ -118,29 +86,15 @@ def main() -> int:
     ap.add_argument("--rate-users", default="1,10,50,200")
     ap.add_argument("--think-users", default="1000,5000,10000")
     args = ap.parse_args()
-    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
-    if not os.access(nginx, os.X_OK) or not os.access(LOAD, os.X_OK):
+    if not nginx_installed() or not os.access(LOAD, os.X_OK):
         sys.exit("bench_load: needs nginx (nginx-light) and build/bin/reqsched-load (make tools)")
-    with tempfile.TemporaryDirectory(prefix="rs-bench-load-") as d:
-        port = free_port()
-        ng = subprocess.Popen(["taskset", "-c", "1", nginx, "-c", nginx_conf(d, port),
-                               "-p", d, "-e", "stderr"])
-        try:
-            for _ in range(100):
-                try:
-                    socket.create_connection(("127.0.0.1", port), 0.2).close()
-                    break
-                except OSError:
-                    time.sleep(0.1)
-            print(f"bench_load: nginx on CPU 1, reqsched-load on CPU 0, {args.seconds:.0f} s "
-                  f"per run, 1,000-byte responses", flush=True)
-            for n in (int(x) for x in args.rate_users.split(",") if x):
-                print(run_load(d, port, n, args.seconds, False), flush=True)
-            for n in (int(x) for x in args.think_users.split(",") if x):
-                print(run_load(d, port, n, max(args.seconds, 30), True), flush=True)
-        finally:
-            ng.terminate()
-            ng.wait(10)
+    with tempfile.TemporaryDirectory(prefix="rs-bench-load-") as d, NginxOrigin(d, BODY, cpu=1) as ng:
+        print(f"bench_load: nginx on CPU 1, reqsched-load on CPU 0, {args.seconds:.0f} s "
+              f"per run, 1,000-byte responses", flush=True)
+        for n in (int(x) for x in args.rate_users.split(",") if x):
+            print(run_load(d, ng.port, n, args.seconds, False), flush=True)
+        for n in (int(x) for x in args.think_users.split(",") if x):
+            print(run_load(d, ng.port, n, max(args.seconds, 30), True), flush=True)
     return 0
 
 
