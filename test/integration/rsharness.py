@@ -474,6 +474,60 @@ class Squid:
         return "\n".join(out)
 
 
+class DaemonSquid:
+    """The patched Squid in daemon mode (master + kids), `workers N`."""
+
+    def __init__(self, sq: Squid):
+        self.sq = sq
+        self.pid_file = sq.dir / "squid.pid"
+
+    def start(self) -> None:
+        subprocess.run([str(SQUID_BIN), "-n", self.sq.service, "-f", str(self.sq.conf)],
+                       check=True, timeout=30, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_until(self.pid_file.exists, 10, what="the master's pid file")
+
+    def master(self) -> int:
+        return int(self.pid_file.read_text().split()[0])
+
+    def kids(self) -> List[int]:
+        master = self.master()
+        out = []
+        for p in Path("/proc").iterdir():
+            if p.name.isdigit():
+                try:
+                    ppid = int((p / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                except (OSError, IndexError, ValueError):
+                    continue
+                if ppid == master:
+                    out.append(int(p.name))
+        return out
+
+    def kid_pid(self, kid: int) -> int:
+        """The pid of kidN: Squid titles its kids "(squid-N)" (workers) and
+        "(squid-coord-N)"."""
+        for pid in self.kids():
+            try:
+                title = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()
+            except OSError:
+                continue
+            if title.startswith((f"(squid-{kid})", f"(squid-coord-{kid})")):
+                return pid
+        raise LookupError(f"no kid{kid} among {self.kids()}")
+
+    def stop(self) -> None:
+        if not self.pid_file.exists():
+            return
+        pids = [self.master()] + self.kids()
+        subprocess.run([str(SQUID_BIN), "-n", self.sq.service, "-f", str(self.sq.conf), "-k", "shutdown"],
+                       timeout=30, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and any(Path(f"/proc/{p}").exists() for p in pids):
+            time.sleep(0.2)
+        for p in pids:
+            if Path(f"/proc/{p}").exists():
+                os.kill(p, signal.SIGKILL)
+
+
 def squid_supports(directive: str) -> bool:
     """True if SQUID_BIN knows `directive` (looked up in squid.conf.documented)."""
     for p in (SQUID_BIN.parent.parent / "etc/squid.conf.documented",

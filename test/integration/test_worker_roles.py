@@ -5,12 +5,8 @@ master, the SMP coordinator or diskers) have a scheduler, and an idle
 scheduler without a link counter schedules no timer event at all."""
 from __future__ import annotations
 
-import os
 import re
-import signal
-import subprocess
 import time
-from pathlib import Path
 from typing import Dict, List, Tuple
 
 import rsharness as h
@@ -58,48 +54,6 @@ def test_idle_scheduler_schedules_no_timer_event(squid_factory, origin):
     assert_balanced(idle(sq))
 
 
-class DaemonSquid:
-    """The patched Squid in daemon mode (master + kids), `workers N`."""
-
-    def __init__(self, sq: h.Squid):
-        self.sq = sq
-        self.pid_file = sq.dir / "squid.pid"
-
-    def start(self) -> None:
-        subprocess.run([str(h.SQUID_BIN), "-n", self.sq.service, "-f", str(self.sq.conf)],
-                       check=True, timeout=30, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_until(self.pid_file.exists, 10, what="the master's pid file")
-
-    def master(self) -> int:
-        return int(self.pid_file.read_text().split()[0])
-
-    def kids(self) -> List[int]:
-        master = self.master()
-        out = []
-        for p in Path("/proc").iterdir():
-            if p.name.isdigit():
-                try:
-                    ppid = int((p / "stat").read_text().rsplit(")", 1)[1].split()[1])
-                except (OSError, IndexError, ValueError):
-                    continue
-                if ppid == master:
-                    out.append(int(p.name))
-        return out
-
-    def stop(self) -> None:
-        if not self.pid_file.exists():
-            return
-        pids = [self.master()] + self.kids()
-        subprocess.run([str(h.SQUID_BIN), "-n", self.sq.service, "-f", str(self.sq.conf), "-k", "shutdown"],
-                       timeout=30, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline and any(Path(f"/proc/{p}").exists() for p in pids):
-            time.sleep(0.2)
-        for p in pids:
-            if Path(f"/proc/{p}").exists():
-                os.kill(p, signal.SIGKILL)
-
-
 def test_scheduler_runs_only_in_workers(squid_factory):
     """workers 2: kid1 and kid2 are workers, kid3 the coordinator, the
     master has no kid number. Each process logs "Request scheduler: N
@@ -107,7 +61,7 @@ def test_scheduler_runs_only_in_workers(squid_factory):
     they may arm its events."""
     sq = squid_factory(start=False, sched=sched_conf(window="fixed 2"),
                        extra="workers 2\n" + EVENT_DEBUG)
-    d = DaemonSquid(sq)
+    d = h.DaemonSquid(sq)
     try:
         d.start()
         roles: Dict[str, str] = {}

@@ -54,3 +54,24 @@ class: name=gold weight=4 users=2 queued=0 outstanding=1 bytes=9 flows=4 share_b
         (1550000, 7, 48000, 3)
     assert g["some_future_key"] == 17
     assert d["classes"][0]["flows"] == 4 and d["classes"][0]["share_bps"] == 1200000.5
+
+
+def test_mgr_page_smp_kids_workers_and_proxy():
+    """An SMP Squid's answer: each worker's page between "by kidN {" and
+    "} by kidN"; each page has its "worker:" lines and a "proxy:" line."""
+    from reqsched_tools.mgrpage import parse_mgr_kids
+
+    def page(kid: int, share: float) -> str:
+        return (f"by kid{kid} {{\nreqsched: on\nW: {kid}\nlink_share: {share}\nsmp_workers: 2\n"
+                "worker: kid=1 live=yes share=0.800 used=0.790 limited=yes W=3 W_max=3.00 queued=4 users=2\n"
+                "worker: kid=2 live=no share=0.200 used=0.000 limited=no W=0 W_max=1.00 queued=0 users=0\n"
+                "proxy: W=3 W_max=3.00 queued=4 users=2\n"
+                f"class: name=gold weight=4 users=2\n}} by kid{kid}\n\n")
+    kids = parse_mgr_kids(page(1, 0.8) + page(2, 0.2))
+    assert sorted(kids) == [1, 2]
+    assert kids[2]["global"]["W"] == 2 and kids[2]["global"]["link_share"] == 0.2
+    w = kids[1]["workers"]
+    assert [x["kid"] for x in w] == [1, 2] and w[0]["live"] == "yes" and w[1]["share"] == 0.2
+    assert kids[1]["proxy"] == {"W": 3, "W_max": 3, "queued": 4, "users": 2}
+    assert kids[1]["classes"][0]["name"] == "gold"
+    assert parse_mgr_kids("W: 1\n") == {}

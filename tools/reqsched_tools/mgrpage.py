@@ -1,12 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Squid's cache manager page request_sched (README, "The report page"):
-"key: value" lines, then one "class: k=v k=v ..." line per class.
+"key: value" lines, then one "class: k=v k=v ..." line per class; with SMP
+workers also one "worker: k=v ..." line per worker and a "proxy: k=v ..." line,
+and the cache manager wraps each worker's page in "by kidN {" ... "} by kidN".
 
 The one parser of the page: the testbed samples it into mgr.jsonl and the
 integration tests (test/integration/rsharness.py) read Squid's state from it.
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 MgrValue = float | str
@@ -19,20 +22,40 @@ def _value(v: str) -> MgrValue:
         return v
 
 
+# "by kidN {" ... "} by kidN": one worker's page in an SMP Squid's answer
+_KID_PAGE = re.compile(r"^by kid(\d+) \{\n(.*?)^\} by kid\1\b", re.M | re.S)
+
+
+def _record(val: str) -> dict[str, MgrValue]:
+    return {k: v if k == "name" else _value(v) for k, eq, v in
+            (kv.partition("=") for kv in val.split()) if eq}
+
+
 def parse_mgr_page(text: str) -> dict[str, Any]:
-    """The page -> {"global": {key: value}, "classes": [{key: value}, ...]}.
+    """The page -> {"global": {key: value}, "classes": [{key: value}, ...],
+    "workers": [{key: value}, ...], "proxy": {key: value}}.
     Numbers become floats, other values (and class names) stay strings; lines that are not
     "key: value" with a one-word key are ignored."""
     glob: dict[str, MgrValue] = {}
     classes: list[dict[str, MgrValue]] = []
+    workers: list[dict[str, MgrValue]] = []
+    proxy: dict[str, MgrValue] = {}
     for line in text.splitlines():
         key, sep, val = line.partition(":")
         if not sep:
             continue
         key, val = key.strip(), val.strip()
         if key == "class":
-            classes.append({k: v if k == "name" else _value(v) for k, eq, v in
-                            (kv.partition("=") for kv in val.split()) if eq})
+            classes.append(_record(val))
+        elif key == "worker":
+            workers.append(_record(val))
+        elif key == "proxy":
+            proxy = _record(val)
         elif key and " " not in key:
             glob[key] = _value(val)
-    return {"global": glob, "classes": classes}
+    return {"global": glob, "classes": classes, "workers": workers, "proxy": proxy}
+
+
+def parse_mgr_kids(text: str) -> dict[int, dict[str, Any]]:
+    """An SMP Squid's answer -> {kid number: parse_mgr_page() of its page}."""
+    return {int(m.group(1)): parse_mgr_page(m.group(2)) for m in _KID_PAGE.finditer(text)}

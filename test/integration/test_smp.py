@@ -1,0 +1,181 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""One schedule across SMP workers (issue 15, patch 34): every worker's
+scheduler schedules a share of the link, computed every 250 ms from every
+worker's users per class and use of the link (libreqsched share.c, Squid's
+reqsched/LinkShares.cc), so the weights, the pacer's total rate and a fixed
+window hold for the whole proxy, not per worker.
+
+Each worker also listens on a port of its own (`if ${process_number} = N`),
+so a test decides which worker serves which client; classes come from the
+client's address, as in every other test."""
+from __future__ import annotations
+
+import time
+from typing import Any, Dict, List, Tuple
+
+import pytest
+
+import rsharness as h
+from rsharness import http_get, sched_conf, wait_until
+from reqsched_tools.localnet import free_port
+from reqsched_tools.mgrpage import parse_mgr_kids
+from test_pacing import Reader
+
+GOLD_SRC = "127.0.0.2"
+BRONZE_SRCS = ["127.0.0.3", "127.0.0.5", "127.0.0.6"]
+LINK_BPS = 16e6
+
+pytestmark = pytest.mark.skipif(not h.squid_supports("request_sched_pacing"),
+                                reason="this Squid has no request_sched_pacing (patches 10-12)")
+
+
+class SmpSquid:
+    """The patched Squid in daemon mode with `workers` workers, each also on
+    a port of its own (ports[kid])."""
+
+    def __init__(self, squid_factory, workers: int, window: str, link: str = "16 Mbit",
+                 policy: str = "msf", more: str = ""):
+        self.ports = {kid: free_port() for kid in range(1, workers + 1)}
+        per_worker = "".join(f"if ${{process_number}} = {kid}\nhttp_port 127.0.0.1:{port}\nendif\n"
+                             for kid, port in self.ports.items())
+        acls = f"acl gold_src src {GOLD_SRC}\nacl bronze_src src {' '.join(BRONZE_SRCS)}\n"
+        sched = sched_conf(window=window, policy=policy, classes=(("gold", 3), ("bronze", 1)),
+                           access=(("gold", "allow gold_src"), ("bronze", "allow bronze_src")),
+                           link=link, more="request_sched_pacing on\nrequest_sched_long_transfer 64 KB\n" + more)
+        self.sq = squid_factory(start=False, acls=acls, sched=sched,
+                                extra=f"workers {workers}\n" + per_worker)
+        self.daemon = h.DaemonSquid(self.sq)
+        self.workers = workers
+
+    def __enter__(self) -> "SmpSquid":
+        self.daemon.start()
+        for port in self.ports.values():
+            h.wait_port(port, "a worker's http_port", 20)
+        wait_until(lambda: len(self.pages()) == self.workers, 20, what="every worker's report page")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.daemon.stop()
+
+    def pages(self) -> Dict[int, Dict[str, Any]]:
+        """Each worker's request_sched page, by kid."""
+        return {kid: p for kid, p in parse_mgr_kids(self.sq.mgr("request_sched")).items()
+                if kid <= self.workers}
+
+    def window_sums(self) -> Tuple[float, float]:
+        """(sum of W, sum of W+) over the workers' own pages."""
+        pages = self.pages()
+        return (sum(float(p["global"]["W"]) for p in pages.values()),
+                sum(float(p["global"]["W_max"]) for p in pages.values()))
+
+
+def _per_address(readers: List[Reader], warmup: float, span: float) -> Tuple[Dict[str, float], float]:
+    time.sleep(warmup)
+    got0 = {r: r.got for r in readers}
+    t0 = time.monotonic()
+    time.sleep(span)
+    got = {r: r.got - got0[r] for r in readers}
+    dt = time.monotonic() - t0
+    for r in readers:
+        r.stop()
+    by_src: Dict[str, float] = {}
+    for r, n in got.items():
+        by_src[r.src] = by_src.get(r.src, 0) + n
+    return by_src, dt
+
+
+@pytest.mark.parametrize("workers", [2, 4])
+def test_byte_shares_hold_across_workers(squid_factory, origin, workers):
+    """The gold user (weight 3) on kid1, one bronze user (weight 1) on each
+    other worker, two bulk downloads each: msf gives every gold byte three
+    bronze bytes per bronze user and the whole proxy reads U+ C. Before
+    patch 34 every worker paced the whole link: (workers) x U+ C, 1:1."""
+    with SmpSquid(squid_factory, workers, window="fixed 4") as smp:
+        bronze = BRONZE_SRCS[:workers - 1]
+        readers = [Reader(smp.ports[1], GOLD_SRC, url=origin.url(f"/smp-a/gold/{i}", size="200m"))
+                   for i in range(2)]
+        readers += [Reader(smp.ports[kid], src, url=origin.url(f"/smp-a/{src}/{i}", size="200m"))
+                    for kid, src in enumerate(bronze, start=2) for i in range(2)]
+        by_src, dt = _per_address(readers, warmup=2.5, span=6.0)
+        pages = smp.pages()
+    gold = by_src[GOLD_SRC]
+    bronze_mean = sum(by_src[s] for s in bronze) / len(bronze)
+    total_bps = sum(by_src.values()) * 8 / dt
+    shares = {kid: p["global"].get("link_share") for kid, p in pages.items()}
+    print(f"{workers} workers: gold {gold:.0f} B, bronze {[by_src[s] for s in bronze]}, "
+          f"ratio {gold / max(1, bronze_mean):.2f}, total {total_bps / 1e6:.2f} Mbit/s, shares {shares}")
+    assert 2.2 <= gold / max(1, bronze_mean) <= 4.0, by_src
+    assert 0.75 * 0.98 * LINK_BPS <= total_bps <= 1.15 * 0.98 * LINK_BPS, total_bps
+
+
+def _slow_requests(port: int, src: str, origin, tag: str, n: int, hold_ms: int) -> h.Background:
+    return h.Background([lambda i=i: http_get(port, origin.url(f"/smp-b/{tag}/{i}", size=100, delay_ms=hold_ms),
+                                              src=src, tag=tag, timeout=60) for i in range(n)])
+
+
+def test_fixed_window_holds_for_the_whole_proxy(squid_factory, origin):
+    """request_sched_window fixed 4 with 2 workers, both with more requests
+    than slots: once the shares settled (gold's user weighs 3, bronze's 1:
+    shares 0.75 and 0.25), the workers' windows add up to 4 (3 + 1), not 4
+    each. Before patch 34 each worker had 4 (8 in all)."""
+    with SmpSquid(squid_factory, 2, window="fixed 4", link="1 Gbit") as smp:
+        gold = _slow_requests(smp.ports[1], GOLD_SRC, origin, "gold", 16, 1000)
+        time.sleep(0.5)
+        bronze = _slow_requests(smp.ports[2], BRONZE_SRCS[0], origin, "bronze", 16, 1000)
+        time.sleep(2.5)             # the first releases (up to 4 + 2) have ended
+        samples = []
+        for _ in range(12):
+            samples.append(smp.window_sums())
+            time.sleep(0.15)
+        res = gold.join(60) + bronze.join(60)
+    print("(sum W, sum W+):", samples)
+    assert all(r.ok for r in res), [r for r in res if not r.ok][:3]
+    assert all(w <= 4 and wmax <= 4 for w, wmax in samples), samples
+    assert max(w for w, _ in samples) >= 3, samples     # both workers were serving
+
+
+def test_dead_worker_leaves_no_share_and_no_slot(squid_factory, origin):
+    """kid2 is killed while it holds window slots (W+ 3 + 1): its row stops
+    being updated, and within a second kid1 takes the whole window (4) and
+    link (share 1); the master restarts kid2, which starts with W = 0."""
+    with SmpSquid(squid_factory, 2, window="fixed 4", link="1 Gbit") as smp:
+        gold = _slow_requests(smp.ports[1], GOLD_SRC, origin, "gold", 40, 800)
+        bronze = _slow_requests(smp.ports[2], BRONZE_SRCS[0], origin, "bronze", 40, 800)
+        wait_until(lambda: smp.pages()[1]["global"]["W_max"] == 3, 10,
+                   what="kid1 to share the fixed window with kid2")
+        dead = smp.daemon.kid_pid(2)
+        smp.daemon.kill_kid(2)
+        wait_until(lambda: smp.pages().get(1, {}).get("global", {}).get("W_max") == 4, 10,
+                   what="kid1 to take the whole window after kid2 died")
+        p1 = smp.pages()[1]
+        assert p1["global"]["link_share"] >= 0.95, p1["global"]
+        assert [w["live"] for w in p1["workers"]] == ["yes", "no"], p1["workers"]
+        wait_until(lambda: smp.daemon.kid_pid(2) != dead, 20, what="the master to restart kid2")
+        gold.join(90)
+        bronze.join(90)
+
+        def idle() -> bool:
+            pages = smp.pages()
+            return len(pages) == 2 and all(p["global"]["W"] == 0 and p["global"]["queued"] == 0
+                                           for p in pages.values())
+        wait_until(idle, 20, what="both workers idle: W = 0, queued = 0")
+
+
+def test_reconfigure_with_queued_requests_in_every_worker(squid_factory, origin):
+    """Both workers have queued requests when squid -k reconfigure runs:
+    every request is still answered, and the shares still add up to 1."""
+    with SmpSquid(squid_factory, 2, window="fixed 2", link="1 Gbit") as smp:
+        gold = _slow_requests(smp.ports[1], GOLD_SRC, origin, "gold", 8, 700)
+        bronze = _slow_requests(smp.ports[2], BRONZE_SRCS[0], origin, "bronze", 8, 700)
+        wait_until(lambda: all(p["global"]["queued"] > 0 for p in smp.pages().values()), 10,
+                   what="requests queued in both workers")
+        assert smp.sq.reconfigure().returncode == 0
+        time.sleep(1.0)
+        pages = smp.pages()
+        res = gold.join(60) + bronze.join(60)
+    assert all(r.ok for r in res), [(r.status, r.tag) for r in res if not r.ok][:4]
+    assert len(res) == 16
+    assert all(p["global"]["queued"] > 0 for p in pages.values()), pages   # still queued after it
+    assert 0.9 <= sum(float(p["global"]["link_share"]) for p in pages.values()) <= 1.1, \
+        {k: p["global"]["link_share"] for k, p in pages.items()}
+    assert smp.sq.cache_log().count("Request scheduler: 2 classes") >= 4   # 2 workers x (start, reconfigure)
