@@ -5,6 +5,8 @@
  * violation prints the invariant's name and the operation and aborts.
  *
  *   binding      s->pol, s->ctl are the tables of cfg.policy, cfg.controller
+ *   names        the name index maps every class's name (its own string)
+ *                to the class's index and holds nothing else; load <= 1/2
  *   ticket       every request slot is in exactly one place for its state:
  *                FREE on the free list; QUEUED in its class's sub-queue;
  *                QUEUED, HELD, SCHEDULED on the global FIFO (= waiting);
@@ -62,6 +64,25 @@ static void fail(const char *invariant, const char *op, const char *what)
 		if (!(cond))                                            \
 			fail(inv, op, #cond);                           \
 	} while (0)
+
+static void check_names(const struct rs_sched *s, const char *op)
+{
+	const struct rs_names *t = &s->byname;
+	uint32_t i, c, n = 0;
+
+	for (i = 0; i < t->nslot; i++) {
+		const struct rs_nslot *e = &t->slot[i];
+
+		if (!e->name)
+			continue;
+		n++;
+		ASSERT("names", e->idx < s->ncls && e->name == s->cls[e->idx].name);
+	}
+	ASSERT("names", n == t->n && n == s->ncls &&
+	       (uint64_t)n * 2 <= t->nslot);
+	for (c = 0; c < s->ncls; c++)
+		ASSERT("names", rs_names_find(t, s->cls[c].name) == c);
+}
 
 /* Walk a list of request slots, marking each; returns its length. */
 static uint32_t walk(const struct rs_sched *s, uint32_t head, size_t next,
@@ -477,6 +498,7 @@ void rs_check(struct rs_sched *s, const char *op)
 
 	ASSERT("binding", s->pol == rs_policy_ops_of(s->cfg.policy) &&
 	       s->ctl == rs_controller_ops_of(s->cfg.controller));
+	check_names(s, op);
 	check_tickets(s, op);
 	check_users(s, op);
 	check_policy(s, op, renewed);

@@ -150,6 +150,20 @@ struct rs_users {
 	uint32_t alive;		/* entries in use */
 };
 
+/* The class name index (names.c): a slot borrows a name pointer (NULL:
+ * empty) and holds its class index and 32-bit hash. */
+struct rs_nslot {
+	const char *name;
+	uint32_t idx;
+	uint32_t hash;
+};
+
+struct rs_names {
+	struct rs_nslot *slot;	/* linear probing, load <= 1/2 */
+	uint32_t nslot;		/* power of two, or 0 before the first name */
+	uint32_t n;		/* names stored */
+};
+
 struct rs_subq {
 	uint32_t head, tail;
 	uint32_t len;
@@ -440,6 +454,10 @@ struct rs_sched {
 	uint64_t rejected_user, rejected_class;
 	uint64_t reclaimed;	/* slots taken back by rs_reclaim() */
 	uint64_t bytes;
+
+	/* class name -> class index (names.c); cold: here, not with cls,
+	 * so that it moves no field of the request path */
+	struct rs_names byname;
 #ifdef RS_DEBUG
 	struct {
 		uint32_t W;		/* W at the previous check */
@@ -474,6 +492,12 @@ void rs_users_expire(struct rs_sched *s, rs_time_ns now);
 int rs_users_reserve_n(struct rs_users *u, uint32_t n);
 uint32_t rs_users_insert(struct rs_users *u, uint32_t cls, uint64_t key);
 void rs_users_idle_add(struct rs_users *u, uint32_t idx);
+
+/* names.c: the class name index */
+int rs_names_reserve(struct rs_names *t, uint32_t n);	/* room for n in all */
+void rs_names_free(struct rs_names *t);
+uint32_t rs_names_find(const struct rs_names *t, const char *name);
+uint32_t rs_names_add(struct rs_names *t, const char *name, uint32_t idx);
 
 /* msf.c: service counters and the ready/active class heaps (msf, rfq) */
 extern const struct rs_policy_ops rs_msf_ops;

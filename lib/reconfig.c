@@ -3,10 +3,11 @@
  * reconfig.c - rs_reconfigure(): new configuration and class set, keeping
  * every queued and outstanding request.
  *
- * Classes are matched by name: a kept class keeps its service counter,
- * deficit, statistics and requests and takes the new weight; a new class
- * starts idle; the requests and users of a removed class move to the
- * default class (their (class,user) entries merge with existing ones).
+ * Classes are matched by name, through the name indexes (names.c: O(1)
+ * expected per name): a kept class keeps its service counter, deficit,
+ * statistics and requests and takes the new weight; a new class starts
+ * idle; the requests and users of a removed class move to the default
+ * class (their (class,user) entries merge with existing ones).
  * Waiting requests are re-queued in their original enqueue order; a
  * request that rtc had already taken from the policy (held or scheduled,
  * not yet released) goes back to the queue (drr refunds its charge).
@@ -41,27 +42,37 @@ struct plan {
 	struct rs_kheap ready, active;
 	char **names;		/* copies for new classes, NULL for kept */
 	int *from;		/* new class -> kept old class, or -1 */
+	struct rs_names byname;	/* the new classes' names: the kept
+				 * classes' strings and the copies */
 };
 
+/* Checks the arguments; returns the default class's index among the new
+ * classes, or an error. A temporary index of the new names finds the
+ * duplicates and the default. */
 static int validate(const struct rs_sched *s, const struct rs_config *cfg,
 		    const char *const *names, const double *weights, int n,
 		    const char *default_name)
 {
-	int i, j, def = -1;
+	struct rs_names seen = { 0 };
+	uint32_t def;
+	int i, err = 0;
 
 	if (!s || rs_config_check(cfg) || !names || !weights || n < 1 ||
 	    !default_name)
 		return RS_EINVAL;
-	for (i = 0; i < n; i++) {
+	if (rs_names_reserve(&seen, (uint32_t)n))
+		return RS_ENOMEM;
+	for (i = 0; i < n && !err; i++) {
 		if (!names[i] || !*names[i] || !rs_weight_ok(weights[i]))
-			return RS_EINVAL;
-		for (j = 0; j < i; j++)
-			if (strcmp(names[i], names[j]) == 0)
-				return RS_EEXIST;
-		if (strcmp(names[i], default_name) == 0)
-			def = i;
+			err = RS_EINVAL;
+		else if (rs_names_add(&seen, names[i], (uint32_t)i) != (uint32_t)i)
+			err = RS_EEXIST;
 	}
-	return def < 0 ? RS_ENOCLASS : def;
+	def = rs_names_find(&seen, default_name);
+	rs_names_free(&seen);
+	if (err)
+		return err;
+	return def == RS_NIL ? RS_ENOCLASS : (int)def;
 }
 
 static void plan_free(struct plan *p, int n)
@@ -80,6 +91,7 @@ static void plan_free(struct plan *p, int n)
 	rs_users_free(&p->users);
 	rs_kheap_free(&p->ready);
 	rs_kheap_free(&p->active);
+	rs_names_free(&p->byname);
 }
 
 static int plan_alloc(struct plan *p, struct rs_sched *s,
@@ -98,21 +110,26 @@ static int plan_alloc(struct plan *p, struct rs_sched *s,
 	p->names = calloc((size_t)n, sizeof(*p->names));
 	p->from = calloc((size_t)n, sizeof(*p->from));
 	if (!p->cls || !p->cres || !p->dirty || !p->map || !p->names ||
-	    !p->from)
+	    !p->from || rs_names_reserve(&p->byname, (uint32_t)n))
 		return RS_ENOMEM;
-	for (c = 0; c < s->ncls; c++) {
-		p->map[c] = (uint32_t)def;
-		for (i = 0; i < n; i++)
-			if (strcmp(s->cls[c].name, names[i]) == 0)
-				p->map[c] = (uint32_t)i;
-	}
+	/* new class i takes the name of its kept class, else a copy */
 	for (i = 0; i < n; i++) {
+		const char *name;
+
 		p->from[i] = rs_class_find(s, names[i]);
-		if (p->from[i] >= 0)
-			continue;
-		p->names[i] = strdup(names[i]);
-		if (!p->names[i])
-			return RS_ENOMEM;
+		if (p->from[i] >= 0) {
+			name = s->cls[p->from[i]].name;
+		} else {
+			name = p->names[i] = strdup(names[i]);
+			if (!name)
+				return RS_ENOMEM;
+		}
+		rs_names_add(&p->byname, name, (uint32_t)i);
+	}
+	for (c = 0; c < s->ncls; c++) {
+		uint32_t j = rs_names_find(&p->byname, s->cls[c].name);
+
+		p->map[c] = j != RS_NIL ? j : (uint32_t)def;
 	}
 	if (rs_users_init(&p->users) ||
 	    rs_users_reserve_n(&p->users, s->users.alive + 1) ||
@@ -223,12 +240,14 @@ static void swap_in(struct rs_sched *s, struct plan *p, int n)
 	rs_users_free(&s->users);
 	rs_kheap_free(&s->ready);
 	rs_kheap_free(&s->active);
+	rs_names_free(&s->byname);
 	s->cls = p->cls;
 	s->cres = p->cres;
 	s->dirty = p->dirty;
 	s->users = p->users;
 	s->ready = p->ready;
 	s->active = p->active;
+	s->byname = p->byname;
 	s->ncls = s->cls_cap = (uint32_t)n;
 	s->ndirty = 0;
 	s->nactive = 0;		/* rebuild_queues() adds the active classes */
@@ -239,6 +258,7 @@ static void swap_in(struct rs_sched *s, struct plan *p, int n)
 	memset(&p->users, 0, sizeof(p->users));
 	memset(&p->ready, 0, sizeof(p->ready));
 	memset(&p->active, 0, sizeof(p->active));
+	memset(&p->byname, 0, sizeof(p->byname));
 }
 
 /* The policy's state first (msf, rfq: the active heap, SCs of newly

@@ -153,6 +153,7 @@ void rs_free(struct rs_sched *s)
 		free(s->cls[c].name);
 	free(s->cls);
 	free(s->cres);
+	rs_names_free(&s->byname);
 	free(s->req);
 	free(s->rq);
 	free(s->cost);
@@ -240,11 +241,13 @@ int rs_class_add(struct rs_sched *s, const char *name, double weight)
 		return RS_EEXIST;
 	if (s->ncls >= (uint32_t)INT32_MAX)
 		return RS_ENOMEM;
-	if (rs_class_reserve(s, s->ncls + 1))
+	if (rs_class_reserve(s, s->ncls + 1) ||
+	    rs_names_reserve(&s->byname, s->ncls + 1))
 		return RS_ENOMEM;
 	copy = strdup(name);
 	if (!copy)
 		return RS_ENOMEM;
+	rs_names_add(&s->byname, copy, s->ncls);
 	rs_class_init(&s->cls[s->ncls], copy, weight);
 	rs_cres_init(&s->cres[s->ncls]);
 	s->cls[s->ncls].sc_epoch = s->sc_epoch - 1;	/* idle */
@@ -261,10 +264,8 @@ int rs_class_find(const struct rs_sched *s, const char *name)
 
 	if (!s || !name)
 		return RS_EINVAL;
-	for (c = 0; c < s->ncls; c++)
-		if (strcmp(s->cls[c].name, name) == 0)
-			return (int)c;
-	return RS_ENOCLASS;
+	c = rs_names_find(&s->byname, name);
+	return c == RS_NIL ? RS_ENOCLASS : (int)c;
 }
 
 int rs_class_count(const struct rs_sched *s)

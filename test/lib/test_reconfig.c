@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_reconfig.c - rs_reconfigure, rs_expire, foreign bytes. */
+#include <stdio.h>
+
 #include "harness.h"
 
 static const char *const names3[] = { "gold", "bronze", "fresh" };
@@ -264,6 +266,83 @@ START_TEST(foreign_bytes_count)
 }
 END_TEST
 
+/* Class names through the name index (lib/names.c) with thousands of
+ * classes: the index grows many times, class19794 and class61278 share
+ * their 32-bit hash (one probe chain), and a reconfigure matches the kept
+ * classes by name in a new order. */
+#define NBIG 3002
+#define NNEW 10
+static char big[NBIG][16], fresh[NNEW][16];
+
+START_TEST(classes_by_name_at_scale)
+{
+	struct rec rec = { 0 };
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_FIXED);
+	struct rs_sched *s = rs_new(&cfg, rec_release, &rec);
+	static const char *names[NBIG + NNEW];
+	static double w[NBIG + NNEW];
+	int i, j, n = 0;
+
+	for (i = 0; i < NBIG - 2; i++)
+		snprintf(big[i], sizeof(big[i]), "class%d", i);
+	strcpy(big[NBIG - 2], "class19794");
+	strcpy(big[NBIG - 1], "class61278");
+	for (i = 0; i < NBIG; i++)
+		ck_assert_int_eq(rs_class_add(s, big[i], 1), i);
+	for (i = 0; i < NBIG; i++) {
+		ck_assert_int_eq(rs_class_find(s, big[i]), i);
+		ck_assert_int_eq(rs_class_add(s, big[i], 2), RS_EEXIST);
+	}
+	ck_assert_int_eq(rs_class_find(s, "class3000"), RS_ENOCLASS);
+	ck_assert_int_eq(rs_class_count(s), NBIG);
+	for (i = 0; i < NBIG; i += 5)
+		enq(s, i, (uint64_t)i, 0, 0);	/* the first is released */
+
+	/* keep the odd classes in reverse order (class61278 first, class19794
+	 * goes), then new ones; the default is class1 */
+	for (i = NBIG - 1; i >= 0; i -= 2, n++) {
+		names[n] = big[i];
+		w[n] = 3;
+	}
+	for (i = 0; i < NNEW; i++, n++) {
+		snprintf(fresh[i], sizeof(fresh[i]), "new%d", i);
+		names[n] = fresh[i];
+		w[n] = 1;
+	}
+	names[n] = "class1";		/* a duplicate at the very end */
+	w[n] = 1;
+	ck_assert_int_eq(rs_reconfigure(s, &cfg, names, w, n + 1, "class1", 1),
+			 RS_EEXIST);
+	ck_assert_int_eq(rs_class_count(s), NBIG);
+	ck_assert_int_eq(rs_class_find(s, "class19794"), NBIG - 2);
+	ck_assert_int_eq(rs_reconfigure(s, &cfg, names, w, n, "class1", 1), 0);
+	ck_assert_int_eq(rs_class_count(s), n);
+	ck_assert_int_eq(rs_class_find(s, "class19794"), RS_ENOCLASS);
+	ck_assert_int_eq(rs_class_find(s, "class61278"), 0);
+	for (i = 0; i < NBIG; i++) {
+		j = rs_class_find(s, big[i]);
+		if (i % 2 == 0) {
+			ck_assert_int_eq(j, RS_ENOCLASS);
+			continue;
+		}
+		ck_assert_int_eq(j, (NBIG - 1 - i) / 2);
+		ck_assert_str_eq(cstats(s, j).name, big[i]);
+		ck_assert_double_eq(cstats(s, j).weight, 3);
+		/* kept classes keep their requests; class1 gets the removed
+		 * classes' (i = 0, 10, ... 3000) */
+		ck_assert_uint_eq(cstats(s, j).queued + cstats(s, j).outstanding,
+				  i == 1 ? (NBIG + 9) / 10 : i % 5 == 0);
+	}
+	for (i = 0; i < NNEW; i++) {
+		j = rs_class_find(s, fresh[i]);
+		ck_assert_int_eq(j, NBIG / 2 + i);
+		ck_assert_double_eq(cstats(s, j).weight, 1);
+		ck_assert_uint_eq(cstats(s, j).queued, 0);
+	}
+	rs_free(s);
+}
+END_TEST
+
 Suite *suite_reconfig(void)
 {
 	Suite *s = suite_create("reconfig");
@@ -276,6 +355,7 @@ Suite *suite_reconfig(void)
 	tcase_add_test(tc, reconfig_controller_switch_keeps_window);
 	tcase_add_test(tc, expire_oldest_first);
 	tcase_add_test(tc, foreign_bytes_count);
+	tcase_add_test(tc, classes_by_name_at_scale);
 	suite_add_tcase(s, tc);
 	return s;
 }
