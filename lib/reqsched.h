@@ -347,22 +347,25 @@ void rs_get_stats(const struct rs_sched *s, struct rs_stats *st);
  * and a link counter's bytes times f). The host keeps a table of rows, one
  * per worker, where every worker reads it (shared memory), and at every
  * update each worker:
- *   rs_share_sample(s, now, users, &row.used, &row.limited);  its own row
- *   f = rs_share_of(s, rows, nworkers, self);                  every row
+ *   rs_share_sample(s, now, users, &rows[self]);   its own row
+ *   f = rs_share_of(s, rows, nworkers, self);       every row
  *   rs_set_link_share(s, f, now);
  * rs_share_sample() fills users[rs_class_count(s)] with each class's users
- * (a request queued or outstanding, or a flow open), the fraction of C read
- * since its previous call, and whether requests or flows were waiting.
- * rs_share_of() reads only the rows (the same table gives every worker the
- * same shares); rows must be indexed by the same classes as s. */
+ * (a request queued or outstanding, or a flow open) and points row->users
+ * at it. rs_share_of() reads only the rows (the same table gives every
+ * worker the same shares); rows must be indexed by the same classes as s. */
 #define RS_SHARE_MAX_WORKERS 64
 struct rs_share_row {
 	const uint32_t *users;		/* per class */
-	double used;			/* fraction of C read */
-	bool limited;			/* it had requests or flows waiting */
+	double used;			/* fraction of C read since the
+					 * previous sample */
+	double held;			/* fraction of C its outstanding
+					 * responses hold: W / W+ times its
+					 * share (at most its share) */
+	bool limited;			/* requests or flows were waiting */
 };
 int rs_share_sample(struct rs_sched *s, rs_time_ns now, uint32_t *users,
-		    double *used, bool *limited);
+		    struct rs_share_row *row);
 double rs_share_of(const struct rs_sched *s, const struct rs_share_row *rows,
 		   unsigned n, unsigned self);
 int rs_set_link_share(struct rs_sched *s, double share, rs_time_ns now);

@@ -13,7 +13,8 @@
  * The shares come from a table the host keeps where every worker can read
  * it (Squid: shared memory): every update, each worker samples its own row
  * (rs_share_sample(): per class, the users it serves; the fraction of C it
- * read since its previous sample; whether it had requests or flows waiting)
+ * read since its previous sample; the fraction its outstanding responses
+ * hold; whether it had requests or flows waiting)
  * and computes its share from every live row (rs_share_of()):
  *
  *  - demand weight of worker i: msf (user-based fairness) d_i = sum_c
@@ -22,7 +23,9 @@
  *    each class with users s_c = w_c / sum_{c: n_c > 0} w_c and split it
  *    among the workers by their users: d_i = sum_c s_c * n_ic / n_c;
  *  - work conservation: a worker that had nothing waiting is capped at
- *    1.25 times what it read, at least the idle share below (it may grow
+ *    1.25 times what it read, at least what its outstanding responses hold
+ *    (W / W+ of its share: it keeps the slots it fills until they end) and
+ *    the idle share below (it may grow
  *    by a quarter per update, at once to the full demand share when
  *    something waits), and
  *    what it leaves goes to the others by demand weight (water-filling);
@@ -51,25 +54,28 @@ static uint32_t class_demand(const struct rs_sched *s, uint32_t c)
 }
 
 int rs_share_sample(struct rs_sched *s, rs_time_ns now, uint32_t *users,
-		    double *used, bool *limited)
+		    struct rs_share_row *row)
 {
-	double dt;
+	double dt, held;
 	uint32_t c;
 	int err = rs_entry_err(s);
 
 	if (err)
 		return err;
-	if (!users || !used || !limited)
+	if (!users || !row)
 		return RS_EINVAL;
 	rs_advance(s, now);
 	for (c = 0; c < s->ncls; c++)
 		users[c] = class_demand(s, c);
+	row->users = users;
 	dt = now > s->share_t ? (double)(now - s->share_t) /
 				(double)RS_NSEC_PER_SEC : 0;
-	*used = s->share_t && dt > 0 ?
-		(double)(s->bytes - s->share_mark) / dt /
-		((double)s->cfg.link_bps / 8.0) : 0;
-	*limited = s->waiting > 0 || s->pc.waiting > 0;
+	row->used = s->share_t && dt > 0 ?
+		    (double)(s->bytes - s->share_mark) / dt /
+		    ((double)s->cfg.link_bps / 8.0) : 0;
+	held = s->Wmax > 0 ? (double)s->W / s->Wmax : 0;
+	row->held = (held < 1 ? held : 1) * s->link_share;
+	row->limited = s->waiting > 0 || s->pc.waiting > 0;
 	s->share_t = now;
 	s->share_mark = s->bytes;
 	return 0;
@@ -111,12 +117,15 @@ static double demand_weights(const struct rs_sched *s,
 	return sum;
 }
 
-/* A worker's cap: what it may use, 1 when it wants more than it had, at
- * least an idle worker's share. */
+/* A worker's cap: what it may use, 1 when it wants more than it had; at
+ * least what its outstanding responses hold (a worker keeps the slots it
+ * fills) and an idle worker's share. */
 static double cap_of(const struct rs_share_row *r, unsigned n)
 {
 	double cap = r->limited ? 1 : r->used * RS_SHARE_GROWTH;
 
+	if (cap < r->held)
+		cap = r->held;
 	if (cap < RS_SHARE_IDLE / n)
 		cap = RS_SHARE_IDLE / n;
 	return cap < 1 ? cap : 1;

@@ -28,7 +28,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from reqsched_tools.localnet import free_port, wait_port
 from reqsched_tools.mgrpage import MgrValue, parse_mgr_page
-from reqsched_tools.paths import use_build_lib
+from reqsched_tools.paths import squid_state_dir, use_build_lib
 
 TOP = Path(__file__).resolve().parents[2]
 SQUID_BIN = Path(os.environ.get("RS_SQUID", TOP / "build/squid/sbin/squid"))
@@ -482,6 +482,7 @@ class DaemonSquid:
         self.pid_file = sq.dir / "squid.pid"
 
     def start(self) -> None:
+        squid_state_dir(SQUID_BIN)
         subprocess.run([str(SQUID_BIN), "-n", self.sq.service, "-f", str(self.sq.conf)],
                        check=True, timeout=30, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_until(self.pid_file.exists, 10, what="the master's pid file")

@@ -10,6 +10,8 @@ so a test decides which worker serves which client; classes come from the
 client's address, as in every other test."""
 from __future__ import annotations
 
+import os
+import signal
 import time
 from typing import Any, Dict, List, Tuple
 
@@ -144,7 +146,7 @@ def test_dead_worker_leaves_no_share_and_no_slot(squid_factory, origin):
         wait_until(lambda: smp.pages()[1]["global"]["W_max"] == 3, 10,
                    what="kid1 to share the fixed window with kid2")
         dead = smp.daemon.kid_pid(2)
-        smp.daemon.kill_kid(2)
+        os.kill(dead, signal.SIGKILL)
         wait_until(lambda: smp.pages().get(1, {}).get("global", {}).get("W_max") == 4, 10,
                    what="kid1 to take the whole window after kid2 died")
         p1 = smp.pages()[1]

@@ -1146,14 +1146,15 @@ static double gstats_share(struct world *w)
 static void ev_share(struct world *w)
 {
 	uint32_t users[MAXCLS];
+	struct rs_share_row row;
 	struct snap before;
-	double used, share;
-	bool limited;
+	double share;
 
 	if (rs_class_count(w->s) > MAXCLS)
 		return;
-	if (rs_share_sample(w->s, w->now, users, &used, &limited) ||
-	    used < 0 || limited != (w->s->waiting > 0 || w->s->pc.waiting > 0))
+	if (rs_share_sample(w->s, w->now, users, &row) || row.used < 0 ||
+	    row.held < 0 || row.held > gstats_share(w) ||
+	    row.limited != (w->s->waiting > 0 || w->s->pc.waiting > 0))
 		FAIL(w, "share sample");
 	if (below(w, 8) == 0) {
 		take(w, &before);

@@ -23,7 +23,7 @@ static struct rs_sched *new_gold_bronze(enum rs_policy p, struct rec *rec)
 static struct rs_share_row row(const uint32_t *users, double used,
 			       bool limited)
 {
-	struct rs_share_row r = { users, used, limited };
+	struct rs_share_row r = { users, used, 0, limited };
 
 	return r;
 }
@@ -90,6 +90,10 @@ START_TEST(unused_share_goes_to_others)
 	rows[1].used = 0;
 	rows[0].limited = true;
 	ck_assert_double_eq_tol(rs_share_of(s, rows, 3, 1), 0.05 / 3, 1e-12);
+	/* ... or what its outstanding responses hold (slow servers) */
+	rows[1].held = 0.5;
+	ck_assert_double_eq_tol(rs_share_of(s, rows, 3, 1), 0.5, 1e-12);
+	ck_assert_double_eq_tol(rs_share_of(s, rows, 3, 0), 0.375, 1e-12);
 	rs_free(s);
 }
 END_TEST
@@ -120,40 +124,44 @@ START_TEST(idle_workers)
 END_TEST
 
 /* A worker's own row: users per class (queued, outstanding, or a flow),
- * the fraction of C read since the previous sample, waiting requests. */
+ * the fraction of C read since the previous sample, the fraction its
+ * outstanding responses hold (W / W+ times its share), waiting requests. */
 START_TEST(sample_own_row)
 {
 	struct rec rec = { 0 };
 	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_FIXED);
+	struct rs_share_row r;
 	struct rs_sched *s;
 	uint32_t users[2];
-	double used;
-	bool limited;
 	rs_id a, b;
 	rs_flow f;
 
 	cfg.pacing = true;
+	cfg.fixed_window = 2;
 	s = rs_new(&cfg, rec_release, &rec);
 	ck_assert_int_eq(rs_class_add(s, "gold", 4), 0);
 	ck_assert_int_eq(rs_class_add(s, "bronze", 1), 1);
-	a = enq(s, 0, 1, 0, 0);		/* released: window 1 */
+	ck_assert_int_eq(rs_set_link_share(s, 0.5, 0), 0);	/* W+ = 1 */
+	a = enq(s, 0, 1, 0, 0);		/* released */
 	b = enq(s, 0, 2, 0, 0);		/* waits */
 	ck_assert_int_eq(rs_flow_open(s, 0, 1, 7, NULL, 0, &f), 0); /* a tunnel */
-	ck_assert_int_eq(rs_share_sample(s, SEC, users, &used, &limited), 0);
+	ck_assert_int_eq(rs_share_sample(s, SEC, users, &r), 0);
+	ck_assert_ptr_eq(r.users, users);
 	ck_assert_uint_eq(users[0], 2);
 	ck_assert_uint_eq(users[1], 1);
-	ck_assert_double_eq_tol(used, 0, 1e-12);	/* no previous sample */
-	ck_assert(limited);
+	ck_assert_double_eq_tol(r.used, 0, 1e-12);	/* no previous sample */
+	ck_assert_double_eq_tol(r.held, 0.5, 1e-12);	/* W = W+, share 0.5 */
+	ck_assert(r.limited);
 	ck_assert_int_eq(rs_on_bytes(s, a, 250000, SEC + SEC / 4), 0);
 	ck_assert_int_eq(rs_on_end(s, a, false, SEC + SEC / 4), 0);
 	ck_assert_int_eq(rs_on_end(s, b, false, SEC + SEC / 4), 0);
 	ck_assert_int_eq(rs_flow_close(s, f, SEC + SEC / 4), 0);
-	ck_assert_int_eq(rs_share_sample(s, SEC + SEC / 2, users, &used,
-					 &limited), 0);
-	ck_assert_double_eq_tol(used, 0.5, 1e-12);	/* 250 KB in 0.5 s */
-	ck_assert(!limited);
-	ck_assert_int_eq(rs_share_sample(s, SEC, NULL, &used, &limited),
-			 RS_EINVAL);
+	ck_assert_int_eq(rs_share_sample(s, SEC + SEC / 2, users, &r), 0);
+	ck_assert_double_eq_tol(r.used, 0.5, 1e-12);	/* 250 KB in 0.5 s */
+	ck_assert_double_eq_tol(r.held, 0, 1e-12);
+	ck_assert(!r.limited);
+	ck_assert_int_eq(rs_share_sample(s, SEC, NULL, &r), RS_EINVAL);
+	ck_assert_int_eq(rs_share_sample(s, SEC, users, NULL), RS_EINVAL);
 	rs_free(s);
 }
 END_TEST

@@ -41,9 +41,11 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from reqsched_tools.localnet import free_port, wait_port
 from reqsched_tools.nginx import NginxOrigin, nginx_installed
+from reqsched_tools.paths import squid_state_dir
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CGROUP = "/sys/fs/cgroup/cpuacct"
@@ -122,11 +124,7 @@ http_access deny all
 
     def start(self) -> None:
         os.makedirs(self.cgroup, exist_ok=True)
-        # SMP kids (cache_effective_user) bind their IPC sockets in the
-        # build's state directory, as Debian's package gives /run/squid to proxy
-        statedir = os.path.join(os.path.dirname(os.path.dirname(self.binary)), "var", "run", "squid")
-        os.makedirs(statedir, exist_ok=True)
-        shutil.chown(statedir, SQUID_USER)
+        squid_state_dir(Path(self.binary), SQUID_USER)
         pin = "taskset -c 1 " if self.workers == 1 else ""
         # the shell joins the cgroup, then becomes Squid: every process it
         # forks (kids, log daemons) is counted there

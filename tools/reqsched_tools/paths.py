@@ -7,6 +7,7 @@ build/venv), so the checkout's top directory is two levels above this file.
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 TOP = Path(__file__).resolve().parents[2]
@@ -20,3 +21,14 @@ def use_build_lib() -> None:
     every process started from here finds it (a caller's path comes first)."""
     os.environ["LD_LIBRARY_PATH"] = os.pathsep.join(
         p for p in (os.environ.get("LD_LIBRARY_PATH"), str(BUILD / "lib")) if p)
+
+
+def squid_state_dir(squid_binary: Path, user: str = "nobody") -> Path:
+    """The state directory (PREFIX/var/run/squid) of the Squid build that
+    holds squid_binary, created and owned by `user` (cache_effective_user):
+    SMP kids bind their IPC sockets there, as Debian's package gives
+    /run/squid to proxy."""
+    statedir = Path(squid_binary).resolve().parents[1] / "var" / "run" / "squid"
+    statedir.mkdir(parents=True, exist_ok=True)
+    shutil.chown(statedir, user)
+    return statedir
