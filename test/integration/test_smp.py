@@ -71,19 +71,23 @@ class SmpSquid:
                 sum(float(p["global"]["W_max"]) for p in pages.values()))
 
 
-def _per_address(readers: List[Reader], warmup: float, span: float) -> Tuple[Dict[str, float], float]:
+def _per_address(smp: SmpSquid, readers: List[Reader], warmup: float,
+                 span: float) -> Tuple[Dict[str, float], float, Dict[int, float]]:
+    """Bytes per client address over span after warmup, and each worker's
+    link_share at the end of the span (before the readers stop)."""
     time.sleep(warmup)
     got0 = {r: r.got for r in readers}
     t0 = time.monotonic()
     time.sleep(span)
     got = {r: r.got - got0[r] for r in readers}
     dt = time.monotonic() - t0
+    shares = {kid: float(p["global"]["link_share"]) for kid, p in smp.pages().items()}
     for r in readers:
         r.stop()
     by_src: Dict[str, float] = {}
     for r, n in got.items():
         by_src[r.src] = by_src.get(r.src, 0) + n
-    return by_src, dt
+    return by_src, dt, shares
 
 
 @pytest.mark.parametrize("workers", [2, 4])
@@ -98,16 +102,15 @@ def test_byte_shares_hold_across_workers(squid_factory, origin, workers):
                    for i in range(2)]
         readers += [Reader(smp.ports[kid], src, url=origin.url(f"/smp-a/{src}/{i}", size="200m"))
                     for kid, src in enumerate(bronze, start=2) for i in range(2)]
-        by_src, dt = _per_address(readers, warmup=2.5, span=6.0)
-        pages = smp.pages()
+        by_src, dt, shares = _per_address(smp, readers, warmup=2.5, span=6.0)
     gold = by_src[GOLD_SRC]
     bronze_mean = sum(by_src[s] for s in bronze) / len(bronze)
     total_bps = sum(by_src.values()) * 8 / dt
-    shares = {kid: p["global"].get("link_share") for kid, p in pages.items()}
     print(f"{workers} workers: gold {gold:.0f} B, bronze {[by_src[s] for s in bronze]}, "
           f"ratio {gold / max(1, bronze_mean):.2f}, total {total_bps / 1e6:.2f} Mbit/s, shares {shares}")
     assert 2.2 <= gold / max(1, bronze_mean) <= 4.0, by_src
     assert 0.75 * 0.98 * LINK_BPS <= total_bps <= 1.15 * 0.98 * LINK_BPS, total_bps
+    assert 0.95 <= sum(shares.values()) <= 1.1, shares
 
 
 def _slow_requests(port: int, src: str, origin, tag: str, n: int, hold_ms: int) -> h.Background:

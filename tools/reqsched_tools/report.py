@@ -362,6 +362,9 @@ def analyse_mode(run_dir: str, mode: str, sc: dict) -> dict[str, Any]:
             stats.skipped += 1
     cls_bytes = {c: sum(v for t, v in d.items() if lo <= t < hi) for c, d in cls_bins.items()}
     total = sum(cls_bytes.values()) or 1
+    # the whole replay (warm-up included), as Squid's CPU seconds are counted
+    delivered_all = sum(sum(d.values()) for d in cls_bins.values())
+    cpu_s = info.get("squid_cpu_s")
     active = [c for c in classes if cls_bytes.get(c["name"], 0) > 0]
     wsum_active = sum(c["weight"] for c in active) or 1
     # MSF-RS user-based weighted fairness: a class is entitled to weight x users
@@ -502,7 +505,10 @@ def analyse_mode(run_dir: str, mode: str, sc: dict) -> dict[str, Any]:
         "buffer_ms": sc.get("buffer_ms"),
         "cross_rate_bps": sc.get("cross_rate_bps", 0),
         "jain_index": round(jain, 4) if jain is not None else None,
-        "squid_cpu_s": info.get("squid_cpu_s"),
+        "squid_cpu_s": cpu_s,
+        "delivered_bytes": delivered_all,
+        "squid_cpu_ms_per_mb": (round(cpu_s * 1000 / (delivered_all / 1e6), 1)
+                                if cpu_s is not None and delivered_all > 0 else None),
         "requests": len(done),
         "failed_requests": failed,
         "latency_ms": lat_summary(all_lat),
@@ -571,7 +577,8 @@ def table(results: list[dict], sc: dict, run_dir: str, idle: Optional[dict] = No
                  f" sm = responses <= {small_kb:g} KB; latencies in ms)")
     lines.append("")
     hdr2 = (f"{'mode':<12} {'Mbit/s':>7} {'util':>6} {'drops':>6} {'jain':>6} {'ratio':>14} "
-            f"{'lat mean':>8} {'p95':>7} {'wait':>6} {'qms':>5} {'qp95':>5} {'cpu s':>6}")
+            f"{'lat mean':>8} {'p95':>7} {'wait':>6} {'qms':>5} {'qp95':>5} {'cpu s':>6} "
+            f"{'ms/MB':>6}")
     lines.append(hdr2)
     lines.append("-" * len(hdr2))
     for r in results:
@@ -586,9 +593,10 @@ def table(results: list[dict], sc: dict, run_dir: str, idle: Optional[dict] = No
             f"{ratio:>14} {fmt(lat['mean'], '8.0f'):>8} {fmt(lat['p95'], '7.0f'):>7} "
             f"{fmt(r['queue_wait_ms']['mean'], '6.0f'):>6} "
             f"{fmt(qd.get('mean'), '5.0f'):>5} {fmt(qd.get('p95'), '5.0f'):>5} "
-            f"{fmt(r['squid_cpu_s'], '6.2f'):>6}")
+            f"{fmt(r['squid_cpu_s'], '6.2f'):>6} {fmt(r.get('squid_cpu_ms_per_mb'), '6.1f'):>6}")
     lines.append("(util = tbf bytes incl. cross traffic / C; qms, qp95 = ISP queue delay "
-                 "backlog/C, mean and p95 of ~100-ms samples)")
+                 "backlog/C, mean and p95 of ~100-ms samples; cpu s = Squid's CPU seconds over "
+                 "the whole replay, ms/MB = those per MB delivered to clients in it)")
     if idle:
         sm = idle["small_latency_ms"]
         lines.append("")
