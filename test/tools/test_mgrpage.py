@@ -75,3 +75,24 @@ def test_mgr_page_smp_kids_workers_and_proxy():
     assert kids[1]["proxy"] == {"W": 3, "W_max": 3, "queued": 4, "users": 2}
     assert kids[1]["classes"][0]["name"] == "gold"
     assert parse_mgr_kids("W: 1\n") == {}
+
+
+def test_mgr_proxy_merges_smp_workers():
+    """The testbed's view of an SMP Squid: counts summed over workers, U weighted
+    by each worker's link share, per class bytes summed and weights kept; a
+    one-process page comes through as parse_mgr_page() reads it."""
+    from reqsched_tools.mgrpage import parse_mgr_page, parse_mgr_proxy
+
+    def page(kid: int, w: int, u: float, share: float, gold_bytes: int) -> str:
+        return (f"by kid{kid} {{\nreqsched: on\nW: {w}\nW_max: {w}.00\nU: {u}\nlink_share: {share}\n"
+                f"policy: msf\nclass: name=gold weight=4 users=1 bytes={gold_bytes} service=2.5\n"
+                f"}} by kid{kid}\n\n")
+    d = parse_mgr_proxy(page(1, 3, 0.9, 0.75, 1000) + page(2, 1, 1.0, 0.25, 300))
+    g = d["global"]
+    assert (g["W"], g["W_max"], g["link_share"], g["policy"]) == (4, 4, 1.0, "msf")
+    assert abs(g["U"] - (0.9 * 0.75 + 1.0 * 0.25)) < 1e-9
+    assert d["classes"] == [{"name": "gold", "weight": 4.0, "users": 2.0, "bytes": 1300.0,
+                             "service": 2.5}]
+    assert d["smp_kids"] == 2
+    one = "W: 2\nclass: name=gold weight=4 bytes=5\n"
+    assert parse_mgr_proxy(one) == parse_mgr_page(one)

@@ -67,6 +67,15 @@ def test_proxy_initrwnd():
             scenario.build({"classes": cls, "link": {"proxy_initrwnd": bad}})
 
 
+def test_proxy_workers():
+    cls = [{"name": "a", "weight": 1, "users": 1}]
+    assert scenario.build({"classes": cls}).proxy_workers == 1
+    assert scenario.build({"classes": cls, "proxy": {"workers": 4}}).proxy_workers == 4
+    for bad in (0, 17, 2.5, True, "2"):
+        with pytest.raises(scenario.ScenarioError, match="proxy.workers"):
+            scenario.build({"classes": cls, "proxy": {"workers": bad}})
+
+
 def test_nopacing_suffix():
     m = scenario.parse_mode("msf", "wrc-mult", 0.98)
     assert m.pacing and m.needs_pacing_squid

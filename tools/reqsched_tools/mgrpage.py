@@ -59,3 +59,45 @@ def parse_mgr_page(text: str) -> dict[str, Any]:
 def parse_mgr_kids(text: str) -> dict[int, dict[str, Any]]:
     """An SMP Squid's answer -> {kid number: parse_mgr_page() of its page}."""
     return {int(m.group(1)): parse_mgr_page(m.group(2)) for m in _KID_PAGE.finditer(text)}
+
+
+# keys of the page that add up over SMP workers: counts, bytes, rates, the
+# window, the shares of the link (every worker reports its part)
+_ADDITIVE = {"W", "W_max", "queued", "released", "cancelled", "ended", "aborted", "timeouts",
+             "rejected", "rejected_user", "rejected_class", "bytes", "link_bytes",
+             "proxied_bytes", "exceptive_bytes", "pace_bps", "flows", "flows_waiting",
+             "window_bytes", "long_transfers", "reclaimed", "bypassed", "link_share"}
+_CLASS_KEPT = {"name", "weight", "service"}
+
+
+def parse_mgr_proxy(text: str) -> dict[str, Any]:
+    """The whole proxy: parse_mgr_page() of a one-process Squid's page, or of
+    an SMP Squid's answer the workers' pages merged: the additive keys summed
+    (per class too, but weight and service), U weighted by each worker's
+    link_share, the other keys as the first worker has them."""
+    kids = parse_mgr_kids(text)
+    if not kids:
+        return parse_mgr_page(text)
+    pages = [kids[k] for k in sorted(kids)]
+    merged = parse_mgr_page("")
+    merged["global"] = dict(pages[0]["global"])
+    merged["workers"], merged["proxy"] = pages[0]["workers"], pages[0]["proxy"]
+    for key in _ADDITIVE & set(merged["global"]):
+        merged["global"][key] = sum(float(p["global"].get(key, 0)) for p in pages)
+    if all("U" in p["global"] and "link_share" in p["global"] for p in pages):
+        merged["global"]["U"] = sum(float(p["global"]["U"]) * float(p["global"]["link_share"])
+                                    for p in pages)
+    by_name: dict[str, dict[str, MgrValue]] = {}
+    for p in pages:
+        for c in p["classes"]:
+            name = str(c["name"])
+            if name not in by_name:
+                by_name[name] = dict(c)
+                continue
+            m = by_name[name]
+            for k, v in c.items():
+                if k not in _CLASS_KEPT and isinstance(v, float):
+                    m[k] = float(m.get(k, 0)) + v
+    merged["classes"] = list(by_name.values())
+    merged["smp_kids"] = len(pages)
+    return merged

@@ -123,6 +123,9 @@ class Scenario:
     # proxy host's route toward the servers (`ip route ... initrwnd N`, the
     # deployment doc/link-control.md recommends); 0 = the kernel's (64 KB)
     proxy_initrwnd: int = 0
+    # [proxy] workers: Squid's SMP workers (`workers N`, daemon mode in the
+    # foreground); 1 = one process (-N), as every mode runs by default
+    proxy_workers: int = 1
 
     @property
     def payload_bps(self) -> float:
@@ -210,6 +213,14 @@ def sweep_points(raw: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         raise ScenarioError('[sweep] needs key = "table.key" and a non-empty values = [...]')
     key = str(sw["key"])
     return [(sweep_label(key, v), set_key(raw, key, v)) for v in sw["values"]]
+
+
+def workers_of(proxy: dict[str, Any]) -> int:
+    """[proxy] workers: 1..16 Squid SMP workers."""
+    v = proxy.get("workers", 1)
+    if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 16:
+        raise ScenarioError(f"proxy.workers {v!r}: an integer in [1, 16]")
+    return v
 
 
 def initrwnd_of(link: dict[str, Any]) -> int:
@@ -316,6 +327,7 @@ def build(raw: dict[str, Any], source: str = "") -> Scenario:
         rtt_ms=float(get(link, "rtt_ms", 100)),
         buffer_ms=buffer_ms_of(link if isinstance(link, dict) else {}),
         proxy_initrwnd=initrwnd_of(link if isinstance(link, dict) else {}),
+        proxy_workers=workers_of(raw.get("proxy", {}) if isinstance(raw.get("proxy", {}), dict) else {}),
         server_count=int(get(servers, "count", 12)),
         server_delay_ms=_pair(get(servers, "delay_ms", [20, 200]), "servers.delay_ms"),
         server_rate_bps=_pair(get(servers, "rate_bps", [0, 0]), "servers.rate_bps"),

@@ -54,6 +54,8 @@ def base_conf(sc: Scenario, run_dir: str, user: str, patched: bool) -> list[str]
         "http_access allow localhost",
         "http_access deny all",
     ]
+    if sc.proxy_workers > 1:
+        lines.append(f"workers {sc.proxy_workers}")
     if not patched:
         lines.append("pinger_enable off")    # Debian's squid has ICMP support; ours does not
     for i, _ in enumerate(sc.classes):

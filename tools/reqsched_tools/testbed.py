@@ -25,6 +25,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any, Optional
 
 from . import netns, paths, scenario, squidconf
@@ -89,13 +90,13 @@ class Sampler:
             tcf.flush()
 
     def run_mgr(self) -> None:
-        from .mgrpage import parse_mgr_page
+        from .mgrpage import parse_mgr_proxy
         with open(os.path.join(self.dir, "mgr.jsonl"), "w", encoding="utf-8") as mf:
             while not self.halt.is_set():
                 t = time.time()
                 page = self.fetch_mgr()
                 if page is not None:
-                    d = parse_mgr_page(page)
+                    d = parse_mgr_proxy(page)
                     d["t_epoch"] = t
                     mf.write(json.dumps(d) + "\n")
                     mf.flush()
@@ -286,12 +287,23 @@ class Runner:
 
     @staticmethod
     def cpu_seconds(pid: int) -> Optional[float]:
-        try:
-            with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        except (OSError, IndexError, ValueError):
+        """User + system CPU seconds of pid and of its live children (an SMP
+        master's kids), None when pid is gone."""
+        def stat(p: int) -> Optional[list[str]]:
+            try:
+                with open(f"/proc/{p}/stat", encoding="utf-8") as f:
+                    return f.read().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                return None
+        me = stat(pid)
+        if me is None:
             return None
+        ticks = 0
+        for p in [pid] + [int(d) for d in os.listdir("/proc") if d.isdigit() and int(d) != pid]:
+            fields = me if p == pid else stat(p)
+            if fields and (p == pid or fields[1] == str(pid)):
+                ticks += int(fields[11]) + int(fields[12])
+        return ticks / os.sysconf("SC_CLK_TCK")
 
     # -- one mode --------------------------------------------------------------
     def start_origin(self, mdir: str, duration: float) -> subprocess.Popen:
@@ -309,7 +321,13 @@ class Runner:
         # -n: Squid names its /dev/shm segments after the service name, and /dev/shm
         # is shared by every namespace: a per-run name keeps parallel runs apart
         assert self.squid is not None
-        return self.spawn("gw", [self.squid, "-N", "-n", self.id.replace("-", ""), "-f", conf],
+        # SMP workers need daemon mode: the master stays in the foreground
+        # (--foreground) so that it is ours to stop, its kids serve
+        mode = ["-N"]
+        if self.sc.proxy_workers > 1:
+            paths.squid_state_dir(Path(self.squid), SQUID_USER)
+            mode = ["--foreground"]
+        return self.spawn("gw", [self.squid, *mode, "-n", self.id.replace("-", ""), "-f", conf],
                           os.path.join(mdir, f"squid{suffix}.out"))
 
     def replay_argv(self, users_file: str, out: str, duration: float,
@@ -525,7 +543,7 @@ def new_run_id() -> str:
 
 def apply_overrides(sc: Scenario, args: argparse.Namespace) -> None:
     """--modes, --time-scale, --update-interval, --duration, --warmup, --buffer-ms,
-    --proxy-initrwnd."""
+    --proxy-initrwnd, --proxy-workers."""
     if args.modes:
         sc.modes = [scenario.parse_mode(m, sc.reqsched_window, sc.reqsched_target_utilization)
                     for m in args.modes.split(",") if m.strip()]
@@ -560,6 +578,8 @@ def apply_overrides(sc: Scenario, args: argparse.Namespace) -> None:
         sc.buffer_ms = args.buffer_ms
     if args.proxy_initrwnd is not None:
         sc.proxy_initrwnd = scenario.initrwnd_of({"proxy_initrwnd": args.proxy_initrwnd})
+    if args.proxy_workers is not None:
+        sc.proxy_workers = scenario.workers_of({"workers": args.proxy_workers})
 
 
 def select_points(points: list[Scenario], args: argparse.Namespace) -> list[Scenario]:
@@ -592,6 +612,7 @@ def run_point(sc: Scenario, out: str, run_id: str, args: argparse.Namespace) -> 
         log(f"run {run_id}: scenario {sc.name}{' ' + sc.sweep_label if sc.sweep_label else ''}, "
             f"{len(sc.modes)} modes x {sc.duration_s:.0f}s, buffer {sc.buffer_ms:g} ms, "
             f"proxy initrwnd {sc.proxy_initrwnd or 'kernel default'}, "
+            f"{sc.proxy_workers} worker{'s' if sc.proxy_workers > 1 else ''}, "
             f"squid {runner.squid}{'' if runner.patched else ' (no request_scheduler)'}"
             f" (byte layer: {', '.join(sorted(runner.known)) or 'none'}) -> {out}")
         runner.prepare()
@@ -745,6 +766,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     r.add_argument("--proxy-initrwnd", type=int, metavar="SEGMENTS",
                    help="override link.proxy_initrwnd: the initial receive window of the "
                         "proxy host's route to the servers (0 = the kernel's)")
+    r.add_argument("--proxy-workers", type=int, metavar="N",
+                   help="override proxy.workers: Squid SMP workers (1 = one process, -N)")
     r.add_argument("--sweep-values",
                    help="run only these values of the scenario's [sweep], e.g. 250,1000")
     r.add_argument("--out", help="run directory (default results/<scenario>-<timestamp>; "
