@@ -442,6 +442,7 @@ struct rs_sched {
 	double link_share;
 	rs_time_ns share_t;	/* previous rs_share_sample() */
 	uint64_t share_mark;	/* bytes at share_t */
+	bool share_users;	/* it had users at share_t */
 	uint64_t st_link, st_proxied, st_exc;	/* last completed interval */
 	double st_interval;
 

@@ -361,13 +361,21 @@ struct rs_share_row {
 					 * previous sample */
 	double held;			/* fraction of C its outstanding
 					 * responses hold: W / W+ times its
-					 * share (at most its share) */
-	bool limited;			/* requests or flows were waiting */
+					 * share (rtc: its promised bandwidth),
+					 * at most its share */
+	bool limited;			/* requests or flows wait at the
+					 * sample, or it is waking up (no
+					 * sample for a second, or no users at
+					 * the previous one) */
 };
 int rs_share_sample(struct rs_sched *s, rs_time_ns now, uint32_t *users,
 		    struct rs_share_row *row);
 double rs_share_of(const struct rs_sched *s, const struct rs_share_row *rows,
 		   unsigned n, unsigned self);
+/* The share of a worker without users among n live rows (5 % of 1/n): what
+ * a worker that goes idle takes, so that its next first request is read
+ * slowly until its next update rather than at a share it had before. */
+double rs_share_idle(unsigned n);
 int rs_set_link_share(struct rs_sched *s, double share, rs_time_ns now);
 
 

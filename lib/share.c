@@ -6,7 +6,7 @@
  * A proxy with N worker processes runs N schedulers (one per process; an
  * instance is not shared). Each schedules its share f of the link: C, the
  * pacer's rate and the fixed window are taken times f (rs_link_Bps(),
- * fixed_window * f), and a whole-link counter's bytes are taken times f
+ * rs_fixed_window()), and a whole-link counter's bytes are taken times f
  * (link.c), so every worker sees the link's utilization and takes its
  * share of the cross traffic. With f = 1 (one worker) nothing changes.
  *
@@ -14,31 +14,35 @@
  * it (Squid: shared memory): every update, each worker samples its own row
  * (rs_share_sample(): per class, the users it serves; the fraction of C it
  * read since its previous sample; the fraction its outstanding responses
- * hold; whether it had requests or flows waiting)
- * and computes its share from every live row (rs_share_of()):
+ * hold; whether it wants more: requests or flows wait at the sample, or it
+ * is waking up) and computes its share from the n live rows
+ * (rs_share_of()):
  *
- *  - demand weight of worker i: msf (user-based fairness) d_i = sum_c
- *    w_c * n_ic, so each user of class c gets w_c / sum_j d_j of the link
- *    whichever worker serves it; rfq and drr (class-based fairness) give
- *    each class with users s_c = w_c / sum_{c: n_c > 0} w_c and split it
- *    among the workers by their users: d_i = sum_c s_c * n_ic / n_c;
- *  - work conservation: a worker that had nothing waiting is capped at
- *    1.25 times what it read, at least what its outstanding responses hold
- *    (W / W+ of its share: it keeps the slots it fills until they end) and
- *    the idle share below (it may grow
- *    by a quarter per update, at once to the full demand share when
- *    something waits), and
- *    what it leaves goes to the others by demand weight (water-filling);
- *    what is left when every worker is capped goes to all by demand weight;
- *  - a worker with no users gets RS_SHARE_IDLE / N, so that its first
- *    request is paced at a small rate until its next update, not stopped.
+ *  - demand weight of worker i: with per-user fairness (msf) d_i =
+ *    sum_c w_c * n_ic, so each user of class c gets w_c / sum_j d_j of the
+ *    link whichever worker serves it; every other policy (rfq, drr, and
+ *    the website gateway's) gives each class with users s_c = w_c /
+ *    sum_{c: n_c > 0} w_c and splits it among the workers by their users:
+ *    d_i = sum_c s_c * n_ic / n_c;
+ *  - work conservation (water-filling): a worker that does not want more
+ *    is capped at 1.25 times what it read, but at least what its
+ *    outstanding responses hold (it keeps the slots it fills until they
+ *    end) and the idle share; what it leaves goes to the others by demand
+ *    weight, and what is left when every worker is capped goes to all by
+ *    demand weight. A capped worker may grow by a quarter per update, and
+ *    to its full demand share at the first update where something waits;
+ *  - a worker with no users gets rs_share_idle(n) = 5 % of 1/n, so that
+ *    its next first request is paced at a small rate until its next update,
+ *    not stopped; the floor also applies to a worker with users whose share
+ *    would be smaller.
  *
- * Invariants: 0 < f <= 1 for every worker; over workers with demand, the
- * shares sum to 1 (idle workers' floors come on top); the computation
- * reads only the rows, so every worker computes the same shares from the
- * same table. Limits: the rows are read at each worker's own update, so
- * shares lag changes of demand by up to one update; rfq and drr shares are
- * exact only when each class's users use what they are given.
+ * Invariants: 0 < f <= 1 for every worker; over the workers with users,
+ * the shares add up to 1 but for the idle floors (within n * the idle
+ * share); the computation reads only the rows, so every worker computes
+ * the same shares from the same table. Limits: the rows are read at each
+ * worker's own update, so shares lag changes of demand by up to one
+ * update; per-class policies' class shares are exact only when each
+ * class's users use what they are given (split by users, not by use).
  */
 #include "internal.h"
 
@@ -53,32 +57,68 @@ static uint32_t class_demand(const struct rs_sched *s, uint32_t c)
 	return k->uc > k->naccts ? k->uc : k->naccts;
 }
 
+/* The fraction of C this scheduler's outstanding responses hold: W / W+
+ * of its share with a window, rtc's promised bandwidth without one. */
+static double held_of(const struct rs_sched *s)
+{
+	double full = rs_full_rate(s), held;
+
+	if (s->ctl->window)
+		held = s->Wmax > 0 ? (double)s->W / s->Wmax : 0;
+	else
+		held = full > 0 ? (full - s->bw_avail) / full : 0;
+	if (held < 0)
+		held = 0;
+	return (held < 1 ? held : 1) * s->link_share;
+}
+
+/*
+ * Whether this scheduler wants more than it had: requests or flows wait
+ * now, or it is waking up (no sample yet, the previous one is older than a
+ * second, or it had no users then): it has not read anything yet, and
+ * capping it at what it read would hold it at the idle share for an
+ * update.
+ */
+static bool limited_of(const struct rs_sched *s, rs_time_ns now)
+{
+	if (s->waiting > 0 || s->pc.waiting > 0)
+		return true;
+	return !s->share_t || now - s->share_t > RS_NSEC_PER_SEC ||
+	       !s->share_users;
+}
+
 int rs_share_sample(struct rs_sched *s, rs_time_ns now, uint32_t *users,
 		    struct rs_share_row *row)
 {
-	double dt, held;
+	uint64_t total = 0;
+	double dt;
 	uint32_t c;
 	int err = rs_entry_err(s);
 
 	if (err)
 		return err;
-	if (!users || !row)
+	if (!users || !row || now < s->share_t)
 		return RS_EINVAL;
-	rs_advance(s, now);
-	for (c = 0; c < s->ncls; c++)
+	for (c = 0; c < s->ncls; c++) {
 		users[c] = class_demand(s, c);
+		total += users[c];
+	}
 	row->users = users;
-	dt = now > s->share_t ? (double)(now - s->share_t) /
-				(double)RS_NSEC_PER_SEC : 0;
+	dt = (double)(now - s->share_t) / (double)RS_NSEC_PER_SEC;
 	row->used = s->share_t && dt > 0 ?
 		    (double)(s->bytes - s->share_mark) / dt /
 		    ((double)s->cfg.link_bps / 8.0) : 0;
-	held = s->Wmax > 0 ? (double)s->W / s->Wmax : 0;
-	row->held = (held < 1 ? held : 1) * s->link_share;
-	row->limited = s->waiting > 0 || s->pc.waiting > 0;
+	row->held = held_of(s);
+	row->limited = limited_of(s, now);
 	s->share_t = now;
 	s->share_mark = s->bytes;
+	s->share_users = total > 0;
 	return 0;
+}
+
+double rs_share_idle(unsigned n)
+{
+	return n ? RS_SHARE_IDLE / n : 1;
 }
 
 /* Demand weights of every row into d[], their sum returned. */
@@ -100,7 +140,7 @@ static double demand_weights(const struct rs_sched *s,
 			nc += rows[i].users[c];
 		if (!nc)
 			continue;
-		if (s->cfg.policy == RS_POLICY_MSF) {
+		if (s->pol->per_user) {
 			for (i = 0; i < n; i++)
 				d[i] += w * rows[i].users[c];
 			continue;
@@ -139,12 +179,24 @@ static double cap_of(const struct rs_share_row *r, unsigned n)
 static double fill(const struct rs_share_row *rows, unsigned n, unsigned self,
 		   const double *d, double dsum)
 {
-	double left = 1, open = dsum, f_self = 0;
 	bool capped[RS_SHARE_MAX_WORKERS] = { false };
+	double left = 1, open;
 	bool changed = true;
-	unsigned i;
+	unsigned i, nopen;
 
-	while (changed && open > 0) {
+	/* the level left / open only rises as workers are capped, so a worker
+	 * capped in one pass stays capped; count the open workers, not their
+	 * float sum, to know whether any is left */
+	for (;;) {
+		open = 0;
+		nopen = 0;
+		for (i = 0; i < n; i++)
+			if (!capped[i] && d[i] > 0) {
+				open += d[i];
+				nopen++;
+			}
+		if (!changed || !nopen)
+			break;
 		changed = false;
 		for (i = 0; i < n; i++) {
 			if (capped[i] || d[i] <= 0 ||
@@ -152,16 +204,14 @@ static double fill(const struct rs_share_row *rows, unsigned n, unsigned self,
 				continue;
 			capped[i] = true;
 			left -= cap_of(&rows[i], n);
-			open -= d[i];
 			changed = true;
 		}
 	}
-	if (capped[self])
-		f_self = cap_of(&rows[self], n);
-	if (open > 0)
-		return capped[self] ? f_self : left * d[self] / open;
+	if (nopen)
+		return capped[self] ? cap_of(&rows[self], n) :
+		       left * d[self] / open;
 	/* everyone capped: the rest goes to all by demand weight */
-	return f_self + (left > 0 ? left * d[self] / dsum : 0);
+	return cap_of(&rows[self], n) + (left > 0 ? left * d[self] / dsum : 0);
 }
 
 double rs_share_of(const struct rs_sched *s, const struct rs_share_row *rows,
@@ -173,7 +223,7 @@ double rs_share_of(const struct rs_sched *s, const struct rs_share_row *rows,
 		return 1;
 	if (n > RS_SHARE_MAX_WORKERS)
 		return 1.0 / n;
-	idle = RS_SHARE_IDLE / n;
+	idle = rs_share_idle(n);
 	dsum = demand_weights(s, rows, n, d);
 	if (dsum <= 0)
 		return 1.0 / n;
@@ -197,6 +247,8 @@ int rs_set_link_share(struct rs_sched *s, double share, rs_time_ns now)
 	rs_advance(s, now);
 	rs_pacer_refill(s, now);
 	before = rs_full_rate(s);
+	/* the exceptive rate is this scheduler's part of the cross traffic */
+	s->exc_rate *= share / s->link_share;
 	s->link_share = share;
 	rs_pacer_cap(s);
 	if (s->ctl->rate_changed)

@@ -56,8 +56,12 @@ void rs_window_start(struct rs_sched *s, rs_time_ns now)
 	s->Wmax = rs_window_clamp(s, s->cfg.initial_window);
 }
 
-/* The fixed window of this scheduler's share of the link (share.c): the
- * workers' windows add up to at most fixed_window while each has >= 1. */
+/* The fixed window of this scheduler's share of the link (share.c):
+ * floor(fixed_window * share), at least 1. The workers' windows add up to
+ * at most fixed_window as long as every worker's share gives it one slot;
+ * a worker below that (fewer slots than busy workers, an idle worker's
+ * floor) still has one. The 1e-9 keeps a share like 0.75 computed as
+ * 0.7499... from losing a slot. */
 uint32_t rs_fixed_window(const struct rs_sched *s)
 {
 	double w = floor((double)s->cfg.fixed_window * s->link_share + 1e-9);

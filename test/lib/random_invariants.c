@@ -117,6 +117,8 @@ struct world {
 	struct sflow fl[MAXFLOW];
 	int nfl;
 	uint64_t bytes;			/* every byte counted */
+	uint64_t share_bytes;		/* bytes at the previous share sample */
+	rs_time_ns share_t;		/* its time, 0 before the first */
 	uint64_t cbytes[NAMES];		/* per class name */
 	enum rs_link_source src;
 	int wake_probe;			/* try to re-enter from the next wake */
@@ -1141,21 +1143,76 @@ static double gstats_share(struct world *w)
 	return st.link_share;
 }
 
+/* rs_share_of() over n random rows (this instance's classes and policy):
+ * every share in (0, 1]; the shares of the workers with users add up to 1
+ * but for the idle floors; without users, the idle share. */
+static void share_property(struct world *w, uint32_t ncls)
+{
+	static uint32_t users[8][MAXCLS];
+	struct rs_share_row rows[8];
+	unsigned n = 1 + (unsigned)below(w, 8), i;
+	double sum = 0, idle = rs_share_idle(n);
+	bool any = false;
+
+	for (i = 0; i < n; i++) {
+		bool has = false;
+
+		for (uint32_t c = 0; c < ncls; c++) {
+			users[i][c] = below(w, 3) ? 0 : (uint32_t)below(w, 4);
+			has |= users[i][c] > 0;
+		}
+		rows[i].users = users[i];
+		rows[i].used = (double)below(w, 1001) / 1000;
+		rows[i].held = below(w, 2) ? 0 : (double)below(w, 1001) / 1000;
+		rows[i].limited = below(w, 2);
+		any |= has;
+	}
+	for (i = 0; i < n; i++) {
+		double f = rs_share_of(w->s, rows, n, i);
+		bool has = false;
+
+		for (uint32_t c = 0; c < ncls; c++)
+			has |= users[i][c] > 0;
+		if (!(f > 0 && f <= 1))
+			FAIL(w, "share %g of worker %u of %u", f, i, n);
+		if (any && !has && f != idle)
+			FAIL(w, "idle worker %u of %u has share %g", i, n, f);
+		if (has)
+			sum += f;
+	}
+	if (any && (sum < 1 - 1e-9 || sum > 1 + n * idle + 1e-9))
+		FAIL(w, "shares of %u workers with users add up to %.12f", n, sum);
+	if (!any && rs_share_of(w->s, rows, n, 0) != 1.0 / n)
+		FAIL(w, "no users: share %g, not 1/%u", rs_share_of(w->s, rows, n, 0), n);
+}
+
 /* An SMP worker's update: sample its row, take a new share of the link
- * (1 in 8: a share out of range, refused without a change). */
+ * (1 in 8: a share out of range, refused without a change); and the
+ * shares of random tables. */
 static void ev_share(struct world *w)
 {
 	uint32_t users[MAXCLS];
 	struct rs_share_row row;
 	struct snap before;
-	double share;
+	double share, want;
+	int ncls = rs_class_count(w->s);
 
-	if (rs_class_count(w->s) > MAXCLS)
+	if (ncls > MAXCLS)
 		return;
-	if (rs_share_sample(w->s, w->now, users, &row) || row.used < 0 ||
-	    row.held < 0 || row.held > gstats_share(w) ||
-	    row.limited != (w->s->waiting > 0 || w->s->pc.waiting > 0))
+	share_property(w, (uint32_t)ncls);
+	if (rs_share_sample(w->s, w->now, users, &row))
 		FAIL(w, "share sample");
+	/* used: the model's bytes since its previous sample over the time */
+	want = w->share_t && w->now > w->share_t ?
+	       (double)(w->bytes - w->share_bytes) /
+	       ((double)(w->now - w->share_t) / RS_NSEC_PER_SEC) /
+	       ((double)w->s->cfg.link_bps / 8.0) : 0;
+	w->share_t = w->now;
+	w->share_bytes = w->bytes;
+	if (row.held < 0 || row.held > gstats_share(w) ||
+	    (w->s->waiting > 0 && !row.limited) ||
+	    fabs(row.used - want) > 1e-9 * (1 + want))
+		FAIL(w, "share sample: used %g held %g limited %d", row.used, row.held, row.limited);
 	if (below(w, 8) == 0) {
 		take(w, &before);
 		share = below(w, 2) ? 0 : 1 + (double)(1 + below(w, 100)) / 100;
@@ -1176,10 +1233,6 @@ static void ev_link(struct world *w)
 	struct snap before;
 	int err;
 
-	if (below(w, 4) == 0) {
-		ev_share(w);
-		return;
-	}
 	if (below(w, 3) == 0) {
 		w->src = below(w, 2) ? RS_LINK_COUNTER : RS_LINK_PROXIED;
 		if (rs_set_link_source(w->s, w->src, w->now))
@@ -1335,6 +1388,8 @@ static void one_sequence(struct world *w)
 	w->enqueued = w->released = w->ended = w->cancelled = w->expired = 0;
 	w->nfl = 0;
 	w->bytes = 0;
+	w->share_bytes = 0;
+	w->share_t = 0;
 	memset(w->cbytes, 0, sizeof(w->cbytes));
 	w->src = RS_LINK_PROXIED;
 	w->now = below(w, 1000000000);
@@ -1366,7 +1421,7 @@ static void one_sequence(struct world *w)
 	events = longseq ? 500 + (int)below(w, 2500) : 4 + (int)below(w, 28);
 	every = longseq ? 16 : 1;
 	for (i = 0; i < events; i++) {
-		uint64_t e = below(w, 125);
+		uint64_t e = below(w, 128);
 
 		w->now += below(w, 4) ? below(w, 50000000) : 0;
 		if (e < 30) {
@@ -1415,9 +1470,12 @@ static void one_sequence(struct world *w)
 		} else if (e < 120) {
 			w->step = "flow close";
 			ev_flow_close(w);
-		} else {
+		} else if (e < 125) {
 			w->step = "link";
 			ev_link(w);
+		} else {
+			w->step = "share";
+			ev_share(w);
 		}
 		if (i % every == 0)
 			check(w);

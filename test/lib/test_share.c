@@ -64,6 +64,26 @@ START_TEST(rfq_splits_classes)
 }
 END_TEST
 
+/* rfq with every worker capped: what is left still goes out, by demand;
+ * the shares add up to 1 (a float sum of the open workers' weights once
+ * left a hair above 0 and kept the rest back: 0.25-0.375 in all). */
+START_TEST(rfq_all_capped_add_up)
+{
+	struct rec rec = { 0 };
+	struct rs_sched *s = new_gold_bronze(RS_POLICY_RFQ, &rec);
+	uint32_t u0[] = { 1, 2 }, u1[] = { 2, 0 }, u2[] = { 0, 1 };
+	struct rs_share_row rows[] = { row(u0, 0.1, false), row(u1, 0.05, false),
+				       row(u2, 0.02, false) };
+	double sum = 0;
+	unsigned i;
+
+	for (i = 0; i < 3; i++)
+		sum += rs_share_of(s, rows, 3, i);
+	ck_assert_double_eq_tol(sum, 1, 1e-12);
+	rs_free(s);
+}
+END_TEST
+
 /* A worker that had nothing waiting keeps 1.25 times what it read; the
  * rest goes to the others by demand (work conservation). When every
  * worker is capped, what is left goes to all by demand. */
@@ -213,6 +233,7 @@ Suite *suite_share(void)
 	tcase_add_test(tc, msf_weighs_users);
 	tcase_add_test(tc, rfq_splits_classes);
 	tcase_add_test(tc, unused_share_goes_to_others);
+	tcase_add_test(tc, rfq_all_capped_add_up);
 	tcase_add_test(tc, idle_workers);
 	tcase_add_test(tc, sample_own_row);
 	tcase_add_test(tc, share_scales_the_link);
