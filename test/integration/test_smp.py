@@ -72,22 +72,26 @@ class SmpSquid:
 
 
 def _per_address(smp: SmpSquid, readers: List[Reader], warmup: float,
-                 span: float) -> Tuple[Dict[str, float], float, Dict[int, float]]:
+                 span: float) -> Tuple[Dict[str, float], float, Dict[int, float], Dict[int, float]]:
     """Bytes per client address over span after warmup, and each worker's
-    link_share at the end of the span (before the readers stop)."""
+    link_share and row's `used` at the end of the span (before the readers
+    stop)."""
     time.sleep(warmup)
     got0 = {r: r.got for r in readers}
     t0 = time.monotonic()
     time.sleep(span)
     got = {r: r.got - got0[r] for r in readers}
     dt = time.monotonic() - t0
-    shares = {kid: float(p["global"]["link_share"]) for kid, p in smp.pages().items()}
+    pages = smp.pages()
+    shares = {kid: float(p["global"]["link_share"]) for kid, p in pages.items()}
+    # every worker's row as kid1 reads the table: what each read of the link
+    used = {int(w["kid"]): float(w["used"]) for w in pages[1]["workers"]}
     for r in readers:
         r.stop()
     by_src: Dict[str, float] = {}
     for r, n in got.items():
         by_src[r.src] = by_src.get(r.src, 0) + n
-    return by_src, dt, shares
+    return by_src, dt, shares, used
 
 
 @pytest.mark.parametrize("workers", [2, 4])
@@ -102,7 +106,7 @@ def test_byte_shares_hold_across_workers(squid_factory, origin, workers):
                    for i in range(2)]
         readers += [Reader(smp.ports[kid], src, url=origin.url(f"/smp-a/{src}/{i}", size="200m"))
                     for kid, src in enumerate(bronze, start=2) for i in range(2)]
-        by_src, dt, shares = _per_address(smp, readers, warmup=2.5, span=6.0)
+        by_src, dt, shares, used = _per_address(smp, readers, warmup=2.5, span=6.0)
     gold = by_src[GOLD_SRC]
     bronze_mean = sum(by_src[s] for s in bronze) / len(bronze)
     total_bps = sum(by_src.values()) * 8 / dt
@@ -111,6 +115,27 @@ def test_byte_shares_hold_across_workers(squid_factory, origin, workers):
     assert 2.2 <= gold / max(1, bronze_mean) <= 4.0, by_src
     assert 0.75 * 0.98 * LINK_BPS <= total_bps <= 1.15 * 0.98 * LINK_BPS, total_bps
     assert 0.95 <= sum(shares.values()) <= 1.1, shares
+    # the rows say what each worker read: about its share of U+ C
+    assert all(used[kid] >= 0.5 * 0.98 * shares[kid] for kid in shares), (used, shares)
+
+
+def test_bandwidth_a_worker_leaves_goes_to_the_others(squid_factory, origin):
+    """kid2's bronze user reads from a server that sends 1 Mbit/s (its
+    weighted share would be 3.9 Mbit/s): kid2 wants no more than that, so
+    kid1's gold user gets the rest of U+ C, not only its 3/4 (11.8 Mbit/s)."""
+    with SmpSquid(squid_factory, 2, window="fixed 4") as smp:
+        readers = [Reader(smp.ports[1], GOLD_SRC, url=origin.url(f"/smp-w/gold/{i}", size="200m"))
+                   for i in range(2)]
+        readers.append(Reader(smp.ports[2], BRONZE_SRCS[0],
+                              url=origin.url("/smp-w/bronze", size="200m", rate_bps=1_000_000)))
+        by_src, dt, shares, used = _per_address(smp, readers, warmup=3.0, span=6.0)
+    gold_bps = by_src[GOLD_SRC] * 8 / dt
+    bronze_bps = by_src[BRONZE_SRCS[0]] * 8 / dt
+    print(f"gold {gold_bps / 1e6:.2f} Mbit/s, bronze {bronze_bps / 1e6:.2f} Mbit/s, shares {shares}, "
+          f"used {used}")
+    assert bronze_bps <= 1.2e6, bronze_bps
+    assert gold_bps >= 0.98 * LINK_BPS - bronze_bps - 1.5e6, gold_bps     # well above 11.8
+    assert shares[1] > 0.85, shares
 
 
 def _slow_requests(port: int, src: str, origin, tag: str, n: int, hold_ms: int) -> h.Background:
