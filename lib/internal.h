@@ -57,8 +57,9 @@ struct rs_controller_ops {
 	bool window;			/* W+ limits the releases (rtc: bandwidth) */
 	bool adaptive;			/* W+ follows U: slow start with pacing,
 					 * carried over on reconfigure */
-	bool window_from_config;	/* W+ is cfg.fixed_window: re-read on
-					 * every reconfigure */
+	bool window_from_config;	/* W+ is cfg.fixed_window (times the
+					 * link share): re-read on every
+					 * reconfigure and share change */
 	void (*start)(struct rs_sched *s, rs_time_ns now);	/* W+ at start */
 	void (*release)(struct rs_sched *s, rs_time_ns now);	/* what it allows */
 	void (*interval)(struct rs_sched *s, double U);	/* update interval over */

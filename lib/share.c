@@ -166,8 +166,8 @@ static double cap_of(const struct rs_share_row *r, unsigned n)
 
 	if (cap < r->held)
 		cap = r->held;
-	if (cap < RS_SHARE_IDLE / n)
-		cap = RS_SHARE_IDLE / n;
+	if (cap < rs_share_idle(n))
+		cap = rs_share_idle(n);
 	return cap < 1 ? cap : 1;
 }
 
@@ -253,8 +253,8 @@ int rs_set_link_share(struct rs_sched *s, double share, rs_time_ns now)
 	rs_pacer_cap(s);
 	if (s->ctl->rate_changed)
 		s->ctl->rate_changed(s, rs_full_rate(s) - before);
-	if (s->cfg.controller == RS_WIN_FIXED)
-		s->Wmax = rs_fixed_window(s);
+	if (s->ctl->window_from_config)
+		s->ctl->start(s, now);	/* the fixed window of the new share */
 	rs_try_release(s, now);
 	rs_check(s, "rs_set_link_share");
 	return 0;
