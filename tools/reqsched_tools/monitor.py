@@ -62,16 +62,36 @@ def descendants(proc: Path, pid: int) -> list[int]:
     return sorted(tree)
 
 
+def cpu_seconds(proc: Path, pid: int, ticks: int) -> float:
+    """CPU seconds (utime + stime) of one process; OSError when it is gone."""
+    fields = (proc / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / ticks
+
+
+def tree_cpu_seconds(proc: Path, pid: int, ticks: int) -> Optional[float]:
+    """CPU seconds of pid and every process below it (processes that ended
+    meanwhile are left out); None when pid itself is gone."""
+    if not (proc / str(pid)).exists():
+        return None
+    total = 0.0
+    for p in descendants(proc, pid):
+        try:
+            total += cpu_seconds(proc, p, ticks)
+        except OSError:
+            continue
+    return total
+
+
 def proc_counters(proc: Path, pid: int, ticks: int) -> tuple[float, int]:
     """CPU seconds and bytes read of the process tree under pid."""
     cpu, read = 0.0, 0
     for p in descendants(proc, pid):
         try:
-            fields = (proc / str(p) / "stat").read_text().rsplit(")", 1)[1].split()
+            seconds = cpu_seconds(proc, p, ticks)
             io = (proc / str(p) / "io").read_text()
         except OSError:
             continue
-        cpu += (int(fields[11]) + int(fields[12])) / ticks     # utime, stime
+        cpu += seconds
         for line in io.splitlines():
             if line.startswith("read_bytes:"):
                 read += int(line.split()[1])

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
-from . import netns, paths, scenario, squidconf
+from . import monitor, netns, paths, scenario, squidconf
 from .netns import Topology
 from .scenario import ModeSpec, Scenario
 
@@ -287,23 +287,9 @@ class Runner:
 
     @staticmethod
     def cpu_seconds(pid: int) -> Optional[float]:
-        """User + system CPU seconds of pid and of its live children (an SMP
-        master's kids), None when pid is gone."""
-        def stat(p: int) -> Optional[list[str]]:
-            try:
-                with open(f"/proc/{p}/stat", encoding="utf-8") as f:
-                    return f.read().rsplit(")", 1)[1].split()
-            except (OSError, IndexError):
-                return None
-        me = stat(pid)
-        if me is None:
-            return None
-        ticks = 0
-        for p in [pid] + [int(d) for d in os.listdir("/proc") if d.isdigit() and int(d) != pid]:
-            fields = me if p == pid else stat(p)
-            if fields and (p == pid or fields[1] == str(pid)):
-                ticks += int(fields[11]) + int(fields[12])
-        return ticks / os.sysconf("SC_CLK_TCK")
+        """User + system CPU seconds of pid and the processes below it (an
+        SMP master's kids), None when pid is gone."""
+        return monitor.tree_cpu_seconds(Path("/proc"), pid, os.sysconf("SC_CLK_TCK"))
 
     # -- one mode --------------------------------------------------------------
     def start_origin(self, mdir: str, duration: float) -> subprocess.Popen:
