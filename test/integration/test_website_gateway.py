@@ -176,7 +176,7 @@ def test_heavy_page_one_at_a_time_cheap_pages_flow(squid_factory: Callable[..., 
     assert site.peak["/heavy"] == 1, site.peak
     # the CPU the table (or the default, 40 %) says the requests at the
     # origin hold never adds up to more than 100 %; it gets there
-    cost = {"/heavy": 60, "/other": 40, "/cheap/a": 1}
+    cost: Dict[str, float] = {"/heavy": 60, "/other": 40, "/cheap/a": 1}
     peak = peak_sum(site, cost)
     assert 80 <= peak <= 100, peak
     assert n["/heavy"] >= 10, n
@@ -191,13 +191,11 @@ def test_heavy_page_one_at_a_time_cheap_pages_flow(squid_factory: Callable[..., 
     assert r.g("cost_exact") == n["/heavy"]
     assert r.g("cost_pattern") == n["/cheap/a"]
     assert r.g("cost_default") == n["/other"]
-    res = {ln.split()[1]: dict(kv.split("=") for kv in ln.split()[1:])
-           for ln in r.text.splitlines() if ln.startswith("resource: ")}
-    assert set(res) == {"name=cpu", "name=bw"}, r.text
-    for rec in res.values():
-        assert rec["capacity"] == "10000" and rec["in_use"] == "0" and rec["available"] == "10000", rec
+    assert set(r.resources) == {"cpu", "bw"}, r.text
+    for rec in r.resources.values():
+        assert (rec["capacity"], rec["in_use"], rec["available"]) == (10000, 0, 10000), rec
     # 60 % (6000 units) per /heavy, 1 % per /cheap, 40 % per /other
-    cpu = int(res["name=cpu"]["consumed"])
+    cpu = r.resources["cpu"]["consumed"]
     assert cpu == 6000 * n["/heavy"] + 100 * n["/cheap/a"] + 4000 * n["/other"], (cpu, n)
     assert r.c("a", "consumed_cpu") == cpu and r.c("a", "in_use_cpu") == 0
 
