@@ -164,7 +164,8 @@ def peak_sum(origin: Origin, cost: Dict[str, float]) -> float:
 def test_heavy_page_one_at_a_time_cheap_pages_flow(squid_factory: Callable[..., h.Squid], site: Origin,
                                                    workdir: Path) -> None:
     """/heavy holds 60 % CPU: at most one at the origin at once, however many
-    wait; /cheap (1 % CPU, 5 % bw: mqos queues it on bw) keeps flowing meanwhile.
+    wait; /cheap (1 % CPU, 5 % bw: mqos queues it on bw, not behind /heavy)
+    keeps flowing meanwhile.
     An unknown URL gets the default cost; all resources come back at the end."""
     table = workdir / "pages.table"
     table.write_text(table_text(site, 60))
@@ -183,7 +184,10 @@ def test_heavy_page_one_at_a_time_cheap_pages_flow(squid_factory: Callable[..., 
     # cheap pages went while a /heavy was being served, many times over
     heavy = [(a, b) for a, b, p in site.served if p == "/heavy"]
     overlapped = sum(1 for a, b, p in site.served if p == "/cheap/a" and any(ha < a and b < hb for ha, hb in heavy))
-    assert overlapped >= 20, (overlapped, n)
+    print(f"served {dict(n)}, peak CPU {peak:g} %, /cheap inside a /heavy {overlapped}")
+    # (about 370 here; under sqos and drf, whose one queue per class holds
+    # the cheap pages behind a /heavy waiting for room, about 20)
+    assert overlapped >= 100, (overlapped, n)
 
     r = sq.report()
     assert r.glob["page_table"] == str(table)
