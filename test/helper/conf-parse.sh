@@ -13,7 +13,7 @@ TOP=$(cd "$(dirname "$0")/../.." && pwd)
 SQUID=${1:-$TOP/build/squid/sbin/squid}
 HELPER=${2:-$TOP/build/bin/ext_reqsched_class_acl}
 SNIPPETS="reqsched-example forward-subnets intercept helper-address helper-login compare-delay-pools
-          compare-reqsched interactions link-counter-snmp link-counter-iface"
+          compare-reqsched interactions link-counter-snmp link-counter-iface website-gateway"
 
 for f in "$SQUID" "$HELPER"; do
 	[ -x "$f" ] || { echo "conf-parse: $f not built" >&2; exit 1; }
@@ -32,6 +32,7 @@ check() {
 	local snip=$TMP/$name.conf conf=$TMP/$name.squid.conf
 	sed -e "s|/usr/lib/squid/ext_reqsched_class_acl|$HELPER|g" \
 	    -e "s|/etc/squid/reqsched-classes.map|$TMP/classes.map|g" \
+	    -e "s|/etc/squid/website-gateway.table|$TOP/squid-conf/website-gateway.table|g" \
 	    -e "s|/usr/lib/squid/basic_ncsa_auth|$TMP/fake_auth|g" \
 	    -e "s|/etc/squid/passwd|$TMP/passwd|g" \
 	    -e "s|/var/log/squid/|$TMP/|g" "$src" > "$snip"

@@ -6,7 +6,7 @@
  * is in libreqsched or Squid.
  *
  * While the file named by RS_FAULT_FILE exists, each function named on its
- * first line (space or comma separated, e.g. "rs_enqueue rs_flow_open")
+ * first line (space or comma separated, e.g. "rs_enqueue_cost rs_flow_open")
  * returns RS_ENOMEM without calling the library; every other call goes to
  * the real function. The file is read at every call, so a test can turn a
  * fault on and off while Squid runs.
@@ -62,10 +62,11 @@ static void *real(const char *name)
 		return fn args;                                          \
 	}
 
-FAULT(int, rs_enqueue,
+FAULT(int, rs_enqueue_cost,
       (struct rs_sched *s, int cls, uint64_t user,
-       const struct rs_req_info *info, void *cookie, rs_time_ns now, rs_id *id),
-      (s, cls, user, info, cookie, now, id))
+       const struct rs_req_info *info, const uint32_t *cost, void *cookie,
+       rs_time_ns now, rs_id *id),
+      (s, cls, user, info, cost, cookie, now, id))
 FAULT(int, rs_reconfigure,
       (struct rs_sched *s, const struct rs_config *cfg,
        const char *const *names, const double *weights, int n,

@@ -79,6 +79,7 @@ class Report:
     glob: Dict[str, MgrValue]
     classes: Dict[str, Dict[str, MgrValue]]
     text: str
+    resources: Dict[str, Dict[str, MgrValue]] = dataclasses.field(default_factory=dict)
 
     def g(self, key: str) -> float:
         return float(self.glob[key])
@@ -91,7 +92,8 @@ def parse_report(text: str) -> Report:
     page = parse_mgr_page(text)
     if "W" not in page["global"]:
         raise ValueError(f"report page has no 'W:' line:\n{text[:500]}")
-    return Report(page["global"], {str(c["name"]): c for c in page["classes"]}, text)
+    return Report(page["global"], {str(c["name"]): c for c in page["classes"]}, text,
+                  {str(r["name"]): r for r in page["resources"]})
 
 
 # --------------------------------------------------------------------------

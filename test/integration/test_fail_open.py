@@ -49,11 +49,11 @@ def _error_lines(sq: h.Squid, call: str) -> List[str]:
     return [ln for ln in sq.cache_log().splitlines() if f"{call}() failed" in ln]
 
 
-@pytest.mark.parametrize("call", ["rs_enqueue", "rs_flow_open", "rs_flow_allowance", "rs_flow_read",
+@pytest.mark.parametrize("call", ["rs_enqueue_cost", "rs_flow_open", "rs_flow_allowance", "rs_flow_read",
                                   "rs_on_first_byte"])
 def test_library_error_logged_once_counted_and_served(call, faults, squid_factory, origin):
     """Every request still completes; the error is logged once and counted
-    for each failure. A failed rs_enqueue forwards the request at once,
+    for each failure. A failed rs_enqueue_cost forwards the request at once,
     unscheduled: 3 responses that the origin starts after 0.5 s and sends
     for 1 s overlap although the window is 1."""
     faults.write_text(call + "\n")
@@ -67,9 +67,9 @@ def test_library_error_logged_once_counted_and_served(call, faults, squid_factor
     assert rp.g(f"lib_error_{call}") >= n, rp.text
     assert rp.g("lib_errors") >= rp.g(f"lib_error_{call}"), rp.text
     assert len(_error_lines(sq, call)) == 1, sq.cache_log()[-3000:]
-    if call == "rs_enqueue":
+    if call == "rs_enqueue_cost":
         assert rp.g("released") == 0, rp.text
-        assert max_overlap(res) == n, "requests whose rs_enqueue failed must go on at once"
+        assert max_overlap(res) == n, "requests whose rs_enqueue_cost failed must go on at once"
     else:
         assert max_overlap(res) == 1, "the window of 1 still holds (only the byte layer failed)"
         assert rp.g("released") == n and rp.g("ended") == n, rp.text

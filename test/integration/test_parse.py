@@ -66,6 +66,14 @@ GOOD_VARIANTS = {
     "user-login": {"request_sched_user src": "request_sched_user login"},
     "tunnels-schedule": {"request_sched_tunnels count": "request_sched_tunnels schedule"},
 }
+# the website gateway's policies with the server's resources (patch 35)
+RESOURCES = ("request_sched_resource cpu\nrequest_sched_resource disk 80%\n"
+             "request_sched_default_cost 2 cpu 5%\nrequest_sched_mqos_quantum 2.5")
+for _policy in ("mqos", "sqos", "drf"):
+    GOOD_VARIANTS[_policy] = {"request_sched_policy msf": f"request_sched_policy {_policy}\n{RESOURCES}",
+                              "request_sched_window wrc-mult": "request_sched_window fixed 100"}
+GOOD_VARIANTS["sqos-disk"] = {"request_sched_policy msf": f"request_sched_policy sqos\n{RESOURCES}\n"
+                                                          "request_sched_sqos_resource disk"}
 
 
 @pytest.mark.parametrize("variant", sorted(GOOD_VARIANTS))
@@ -95,10 +103,27 @@ BAD = {
                             "request_sched_target_utilization 50%"),
     "link-zero": ("request_sched_link 10 Mbit", "request_sched_link 0 Mbit", "request_sched_link 1 Mbit"),
     "policy-typo": ("request_sched_policy msf", "request_sched_policy msff", "request_sched_policy msf"),
-    # multi-resource policies need request costs, which Squid does not give (patch 18)
+    # the multi-resource policies need the server's resources (patch 35): the
+    # error names the policy line and the missing request_sched_resource
     "policy-mqos": ("request_sched_policy msf", "request_sched_policy mqos", "request_sched_policy msf"),
     "policy-sqos": ("request_sched_policy msf", "request_sched_policy sqos", "request_sched_policy msf"),
     "policy-drf": ("request_sched_policy msf", "request_sched_policy drf", "request_sched_policy msf"),
+    "policy-mqos-sff": ("request_sched_policy msf", "request_sched_policy mqos sff",
+                        "request_sched_policy msf sff"),
+    "resource-capacity": (None, "request_sched_resource cpu 0%", "request_sched_resource cpu 80%"),
+    "resource-duplicate": (None, "request_sched_resource disk\nrequest_sched_resource disk",
+                           "request_sched_resource disk\nrequest_sched_resource bw"),
+    "default-cost": (None, "request_sched_default_cost cpu 150%", "request_sched_default_cost 50"),
+}
+# what each multi-resource rejection must say besides the line number
+BAD_MESSAGE = {
+    "policy-mqos": "add request_sched_resource lines",
+    "policy-sqos": "add request_sched_resource lines",
+    "policy-drf": "add request_sched_resource lines",
+    "policy-mqos-sff": "takes no sff",
+    "resource-capacity": "capacity must be from 1% to 1000%",
+    "resource-duplicate": "duplicate request_sched_resource 'disk'",
+    "default-cost": "cost must be from 0% to 100%",
 }
 
 
@@ -116,9 +141,11 @@ def test_parse_rejects_bad_with_line_number(case: str, workdir: Path, need_squid
     conf, _ = write_conf(workdir, _with(where, good), "good")
     parse_ok(conf)
     conf, lines = write_conf(workdir, _with(where, bad), "bad")
-    n = line_no(lines, bad)
+    n = line_no(lines, bad.split("\n")[-1])
     p = h.Squid.run_parse(conf)
     assert p.returncode != 0, f"squid -k parse accepted {bad!r}:\n{p.stdout[-1500:]}"
     # Squid names a line as "squid.conf(N)" or "... line N"
     assert re.search(rf"(\bline {n}\b|\({n}\))", p.stdout), \
         f"error for {bad!r} does not name line {n}:\n{p.stdout[-1500:]}"
+    if case in BAD_MESSAGE:
+        assert BAD_MESSAGE[case] in p.stdout, p.stdout[-1500:]

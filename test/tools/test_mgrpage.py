@@ -56,6 +56,24 @@ class: name=gold weight=4 users=2 queued=0 outstanding=1 bytes=9 flows=4 share_b
     assert d["classes"][0]["flows"] == 4 and d["classes"][0]["share_bps"] == 1200000.5
 
 
+def test_mgr_page_resources():
+    """The website gateway's resource lines are records; the class lines
+    carry in_use_NAME and consumed_NAME."""
+    page = """W: 1
+page_table: /etc/squid/pages.table
+cost_exact: 12
+resource: name=cpu capacity=10000 in_use=6000 available=4000 consumed=72000
+resource: name=bw capacity=9000 in_use=100 available=8900 consumed=1200
+class: name=gold weight=6 queued=2 in_use_cpu=6000 consumed_cpu=60000 in_use_bw=100 consumed_bw=1000
+"""
+    d = parse_mgr_page(page)
+    assert d["global"]["page_table"] == "/etc/squid/pages.table" and d["global"]["cost_exact"] == 12
+    assert "resource" not in d["global"]
+    assert [r["name"] for r in d["resources"]] == ["cpu", "bw"]
+    assert d["resources"][0]["available"] == 4000 and d["resources"][1]["capacity"] == 9000
+    assert d["classes"][0]["consumed_cpu"] == 60000
+
+
 def test_mgr_page_smp_kids_workers_and_proxy():
     """An SMP Squid's answer: each worker's page between "by kidN {" and
     "} by kidN"; each page has its "worker:" lines and a "proxy:" line."""

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Squid's cache manager page request_sched (README, "The report page"):
-"key: value" lines, then one "class: k=v k=v ..." line per class; with SMP
+"key: value" lines, one "resource: k=v ..." line per server resource of the
+website gateway (doc/website-gateway.md), then one "class: k=v k=v ..." line
+per class; with SMP
 workers also one "worker: k=v ..." line per worker and a "proxy: k=v ..." line,
 and the cache manager wraps each worker's page in "by kidN {" ... "} by kidN".
 
@@ -33,11 +35,13 @@ def _record(val: str) -> dict[str, MgrValue]:
 
 def parse_mgr_page(text: str) -> dict[str, Any]:
     """The page -> {"global": {key: value}, "classes": [{key: value}, ...],
-    "workers": [{key: value}, ...], "proxy": {key: value}}.
+    "resources": [{key: value}, ...], "workers": [{key: value}, ...],
+    "proxy": {key: value}}.
     Numbers become floats, other values (and class names) stay strings; lines that are not
     "key: value" with a one-word key are ignored."""
     glob: dict[str, MgrValue] = {}
     classes: list[dict[str, MgrValue]] = []
+    resources: list[dict[str, MgrValue]] = []
     workers: list[dict[str, MgrValue]] = []
     proxy: dict[str, MgrValue] = {}
     for line in text.splitlines():
@@ -47,13 +51,15 @@ def parse_mgr_page(text: str) -> dict[str, Any]:
         key, val = key.strip(), val.strip()
         if key == "class":
             classes.append(_record(val))
+        elif key == "resource":
+            resources.append(_record(val))
         elif key == "worker":
             workers.append(_record(val))
         elif key == "proxy":
             proxy = _record(val)
         elif key and " " not in key:
             glob[key] = _value(val)
-    return {"global": glob, "classes": classes, "workers": workers, "proxy": proxy}
+    return {"global": glob, "classes": classes, "resources": resources, "workers": workers, "proxy": proxy}
 
 
 def parse_mgr_kids(text: str) -> dict[int, dict[str, Any]]:
@@ -82,6 +88,7 @@ def parse_mgr_proxy(text: str) -> dict[str, Any]:
     merged = parse_mgr_page("")
     merged["global"] = dict(pages[0]["global"])
     merged["workers"], merged["proxy"] = pages[0]["workers"], pages[0]["proxy"]
+    merged["resources"] = pages[0]["resources"]
     for key in _ADDITIVE & set(merged["global"]):
         merged["global"][key] = sum(float(p["global"].get(key, 0)) for p in pages)
     if all("U" in p["global"] and "link_share" in p["global"] for p in pages):
