@@ -265,7 +265,9 @@ static void check_drf(const struct rs_sched *s, const char *op)
 
 		ASSERT("policy", a->drf_share > b->drf_share ||
 		       (a->drf_share == b->drf_share &&
-			s->drf.item[i] > s->drf.item[(i - 1) / 2]));
+			(a->drf_used > b->drf_used ||
+			 (a->drf_used == b->drf_used &&
+			  s->drf.item[i] > s->drf.item[(i - 1) / 2]))));
 	}
 }
 

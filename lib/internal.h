@@ -185,6 +185,7 @@ struct rs_cres {
 	uint64_t held[RS_MAX_RESOURCES];	/* held now (resources.c) */
 	uint64_t consumed[RS_MAX_RESOURCES];	/* taken in all */
 	double drf_share;	/* drf: weighted dominant share (key) */
+	double drf_used;	/* drf: dominant shares given / w (ties) */
 	uint32_t hpos_drf;	/* drf: position in s->drf (nq > 0) */
 };
 
@@ -391,6 +392,7 @@ struct rs_sched {
 	} mq[RS_MAX_RESOURCES];
 	/* drf: classes with queued requests by weighted dominant share */
 	struct rs_heap drf;
+	double drf_v;		/* drf: drf_used of the last pick (drf.c) */
 
 	/* window */
 	uint32_t W;
@@ -563,6 +565,7 @@ void rs_res_take(struct rs_sched *s, uint32_t r);
 void rs_res_give(struct rs_sched *s, uint32_t r);	/* RS_RF_HOLDS_RES */
 void rs_res_reconfigured(struct rs_sched *s);
 unsigned rs_res_tendency(const struct rs_sched *s, uint32_t r);
+double rs_res_dominant(const struct rs_sched *s, uint32_t r);
 double rs_res_share(const struct rs_sched *s, uint32_t c);
 
 /* mqos.c, sqos.c, drf.c */

@@ -146,22 +146,40 @@ void rs_res_reconfigured(struct rs_sched *s)
 	}
 }
 
-/* The resource request r needs most, relative to capacity (ties: the
- * lowest index): its mqos sub-queue. */
-unsigned rs_res_tendency(const struct rs_sched *s, uint32_t r)
+/* Request r's largest cost relative to capacity, and the resource of it
+ * (ties: the lowest index). */
+static double dominant(const struct rs_sched *s, uint32_t r, unsigned *res)
 {
-	unsigned i, best = 0;
+	unsigned i;
 	double top = -1;
 
+	*res = 0;
 	for (i = 0; s->cost && i < s->cfg.nres; i++) {
 		double f = (double)rs_res_cost(s, r, i) / s->cfg.res_capacity[i];
 
 		if (f > top) {
 			top = f;
-			best = i;
+			*res = i;
 		}
 	}
-	return best;
+	return top > 0 ? top : 0;
+}
+
+/* The resource request r needs most: its mqos sub-queue. */
+unsigned rs_res_tendency(const struct rs_sched *s, uint32_t r)
+{
+	unsigned res;
+
+	dominant(s, r, &res);
+	return res;
+}
+
+/* Request r's dominant share: its largest cost / capacity (drf). */
+double rs_res_dominant(const struct rs_sched *s, uint32_t r)
+{
+	unsigned res;
+
+	return dominant(s, r, &res);
 }
 
 /* Class c's dominant share of what is held now, divided by its weight. */

@@ -204,7 +204,7 @@ def test_heavy_page_one_at_a_time_cheap_pages_flow(squid_factory: Callable[..., 
     assert r.c("a", "consumed_cpu") == cpu and r.c("a", "in_use_cpu") == 0
 
 
-@pytest.mark.parametrize("policy", ["mqos", "sqos"])
+@pytest.mark.parametrize("policy", ["mqos", "sqos", "drf"])
 def test_weights_share_the_heavy_page(policy: str, squid_factory: Callable[..., h.Squid], site: Origin,
                                       workdir: Path) -> None:
     """Classes gold 6 (127.0.0.2) and bronze 1 (127.0.0.3), both backlogged on

@@ -199,7 +199,8 @@ START_TEST(sqos_example)
 END_TEST
 
 /*
- * drf: smallest held dominant share / weight first (ties: lower index).
+ * drf: smallest held dominant share / weight first (ties: the smaller
+ * drf_used, equal in this example at every tie, then the lower index).
  * 1. all 0: gold C1, gold 0.2/6 = .033   2. silver C3, .2/3 = .067
  * 3. bronze B1, .2/1 = .2                4. gold .033: C2, .4/6 = .067
  * 5. gold .067 = silver .067: gold D1 (gold holds 45,30,15: .075)
@@ -231,6 +232,85 @@ START_TEST(drf_example)
 			ck_assert_int_eq(rs_on_end(s, rec.id[i], false, 3), 0);
 	expect_in_use(s, -1, 0, 0, 0);
 	rs_free(s);
+}
+END_TEST
+
+/* Index of id among n ids, or -1. */
+static int id_index(const rs_id *ids, int n, rs_id id)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (ids[i] == id)
+			return i;
+	return -1;
+}
+
+/*
+ * drf when one request fills the server: at every decision both classes
+ * hold nothing, so only drf_used tells them apart. Weights 4:1, every
+ * request costs the whole server (dominant share 1): gold's drf_used grows
+ * by 0.25 a request, bronze's by 1. Releases: G (tie 0 = 0: index) B (0 <
+ * .25) G G G (.5 .75 1) G (1 = 1: index, 1.25) B (1 < 1.25) G G G G B ...:
+ * 41 gold and 11 bronze in the first 52. Before drf_used every tie went
+ * to gold (Squid: 48:0). Then gold alone for 20: bronze's next request
+ * starts at V (gold's drf_used before its last charge), not at its old
+ * 12: it gets one turn, not a run of the five it "missed".
+ */
+START_TEST(drf_one_request_fills_the_server)
+{
+	static const char want[] = "GBGGGGBGGGGB";
+	struct rs_config cfg = res_cfg(RS_POLICY_DRF);
+	struct rec *rec = calloc(1, sizeof(*rec));
+	rs_id gold[80], bronze[14], last;
+	struct rs_sched *s;
+	int i, ngold = 0, nbronze = 0;
+	rs_time_ns now = 1;
+
+	ck_assert_ptr_nonnull(rec);
+	s = rs_new(&cfg, rec_release, rec);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(rs_class_add(s, "gold", 4), 0);
+	ck_assert_int_eq(rs_class_add(s, "bronze", 1), 1);
+	for (i = 0; i < 80; i++)
+		gold[i] = enq_cost(s, 0, ALL, now);
+	for (i = 0; i < 12; i++)
+		bronze[i] = enq_cost(s, 1, ALL, now);
+	for (i = 0; i < 52; i++) {
+		ck_assert_int_eq(rec->n, i + 1);	/* one at a time */
+		last = rec->id[i];
+		if (id_index(gold, 80, last) >= 0) {
+			ngold++;
+		} else {
+			ck_assert_int_ge(id_index(bronze, 12, last), 0);
+			nbronze++;
+		}
+		if (i < 12)
+			ck_assert_msg((id_index(gold, 80, last) >= 0) == (want[i] == 'G'),
+				      "release %d: want %c", i, want[i]);
+		ck_assert_int_eq(rs_on_end(s, last, false, ++now), 0);
+	}
+	ck_assert_int_eq(ngold, 41);
+	ck_assert_int_eq(nbronze, 11);
+	/* gold 10.25, bronze 11: G G G G (11.25), then bronze's last (12) */
+	for (i = 52; i < 77; i++) {
+		if (i == 56)
+			ck_assert(rec->id[i] == bronze[11]);
+		else
+			ck_assert_int_ge(id_index(gold, 80, rec->id[i]), 0);
+		ck_assert_int_eq(rs_on_end(s, rec->id[i], false, ++now), 0);
+	}
+	/* gold alone for 20 (16.25); the 78th release is gold's (16.5, V =
+	 * 16.25). Bronze comes back at V, not at 12: one turn, then gold. */
+	ck_assert_int_eq(rec->n, 78);
+	bronze[12] = enq_cost(s, 1, ALL, now);
+	bronze[13] = enq_cost(s, 1, ALL, now);
+	ck_assert_int_eq(rs_on_end(s, rec->id[77], false, ++now), 0);
+	ck_assert(rec->id[78] == bronze[12]);
+	ck_assert_int_eq(rs_on_end(s, rec->id[78], false, ++now), 0);
+	ck_assert_int_ge(id_index(gold, 80, rec->id[79]), 0);
+	rs_free(s);
+	free(rec);
 }
 END_TEST
 
@@ -440,6 +520,7 @@ Suite *suite_mqos(void)
 	tcase_add_test(tc, mqos_example);
 	tcase_add_test(tc, sqos_example);
 	tcase_add_test(tc, drf_example);
+	tcase_add_test(tc, drf_one_request_fills_the_server);
 	tcase_add_test(tc, shares_mqos);
 	tcase_add_test(tc, shares_sqos);
 	tcase_add_test(tc, shares_drf);
