@@ -244,9 +244,15 @@ def test_reconfigure_reloads_the_table(squid_factory: Callable[..., h.Squid], si
     load(port, [("127.0.0.1", "/heavy", 5)], 1.5)
     assert site.peak["/heavy"] == 1, site.peak
 
+    def ports_opened() -> int:
+        return len(re.findall(r"Accepting .*HTTP Socket connections at", sq.cache_log()))
+
     def reconfigure_and_load() -> None:
+        opened = ports_opened()
         assert sq.reconfigure().returncode == 0
-        time.sleep(1.0)
+        # Squid closes its ports while it reconfigures (about a second here,
+        # longer under the sanitizers): load only once they are open again
+        h.wait_until(lambda: ports_opened() > opened, 30, what="the port open again after the reconfigure")
         assert sq.alive()
         site.reset()
         load(port, [("127.0.0.1", "/heavy", 5)], 1.5)
