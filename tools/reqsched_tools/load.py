@@ -22,9 +22,10 @@ import csv
 import json
 import os
 import sys
+import time
 from typing import Optional
 
-from . import genlog, logparse, logreplay, sessions
+from . import genlog, logparse, logreplay, multiproc, sessions
 from .loadengine import Engine, format_report
 from .replay import parse_addr_range
 
@@ -91,18 +92,26 @@ def count(text: str) -> int:
 def run_engine(engine: Engine, tasks: list, duration: float, out: str, info: dict,
                plots: bool) -> int:
     asyncio.run(engine.run(tasks, duration))
+    return finish(engine, out, info, plots)
+
+
+def finish(engine: Engine, out: str, info: dict, plots: bool, quiet: bool = False) -> int:
+    """Write the run's outputs and replay.json (info and the counts), print the
+    summary (quiet: not, a worker of --procs)."""
     engine.write(out)
     done = sum(1 for t in engine.txns if t.end >= 0)
     errors = sum(1 for t in engine.txns if t.error)
     rep = engine.report()
-    print(format_report(rep), file=sys.stderr, flush=True)
+    if not quiet:
+        print(format_report(rep), file=sys.stderr, flush=True)
     info.update({"classes": rep, "t0_epoch": engine.t0_epoch, "duration_s": round(engine.elapsed, 3),
                  "users": list(engine.users.values()), "transactions": len(engine.txns),
                  "completed": done, "errors": errors, "interrupted": engine.interrupted})
     with open(os.path.join(out, "replay.json"), "w", encoding="utf-8") as f:
         json.dump(info, f, indent=1)
-    print(f"load: {len(engine.txns)} transactions, {done} completed, {errors} errors -> {out}",
-          file=sys.stderr, flush=True)
+    if not quiet:
+        print(f"load: {len(engine.txns)} transactions, {done} completed, {errors} errors -> "
+              f"{out}", file=sys.stderr, flush=True)
     if plots:
         plot_persecond(out)
     return 130 if engine.interrupted else 0
@@ -152,19 +161,51 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     classes, servers, port = sessions.load_profile(sessions.read_profile(args.profile),
                                                    os.path.dirname(os.path.abspath(args.profile)))
     engine = Engine(proxy_of(args.proxy), args.timeout, args.progress_s, args.proxy_password)
+    info: dict = {"profile": args.profile, "seed": args.seed,
+                  "classes_profile": [{"name": c.name, "unit": c.unit, "phases": c.phases,
+                                       "connections": c.model.connections} for c in classes]}
+    if args.worker:
+        k, n = args.worker
+        classes = [c.share(k, n) for c in classes]
     sl = sessions.SessionLoad(engine, classes, servers, port, args.seed)
-    print(f"load: {len(classes)} classes for {sl.duration():.0f} s via {args.proxy}",
-          file=sys.stderr, flush=True)
-    info = {"profile": args.profile, "seed": args.seed,
-            "classes_profile": [{"name": c.name, "unit": c.unit, "phases": c.phases,
-                                 "connections": c.model.connections} for c in classes]}
-    rc = run_engine(engine, sl.tasks(), sl.duration() + args.timeout, args.out, info,
-                    not args.no_plots)
-    if sl.no_address:
-        print(f"load: {sl.no_address} users not started: their class had no free address "
-              "(at most at once for users profiles, arrivals for sessions_per_s)",
-              file=sys.stderr)
+    bound = sl.duration() + args.timeout
+    if args.procs > 1:
+        print(f"load: {len(classes)} classes for {sl.duration():.0f} s via {args.proxy}, "
+              f"{args.procs} processes", file=sys.stderr, flush=True)
+        workers, why = multiproc.run_sessions(args, engine, bound)
+        if workers is None:
+            raise ValueError(why)
+        no_address = sum(w["no_address"] for w in workers)
+        info |= {"procs": args.procs, "no_address": no_address,
+                 "workers": [{"worker": w["worker"], "t0_offset_s": w["t0_offset_s"],
+                              "transactions": w["transactions"], "errors": w["errors"],
+                              "no_address": w["no_address"]} for w in workers]}
+        rc = finish(engine, args.out, info, not args.no_plots)
+    elif args.worker:
+        engine.progress_sink = lambda c: print(json.dumps(c), flush=True)
+        time.sleep(max(0.0, args.start_at - time.time()))
+        asyncio.run(engine.run(sl.tasks(), bound))
+        info |= {"worker": f"{k}/{n}", "no_address": sl.no_address,
+                 "spans": [[c, round(a, 4), round(b, 4)] for c, a, b in engine.spans]}
+        return finish(engine, args.out, info, False, quiet=True)
+    else:
+        print(f"load: {len(classes)} classes for {sl.duration():.0f} s via {args.proxy}",
+              file=sys.stderr, flush=True)
+        rc = run_engine(engine, sl.tasks(), bound, args.out, info, not args.no_plots)
+        no_address = sl.no_address
+    if no_address:
+        print(f"load: {no_address} users not started: their class had no free address "
+              "(at most at once for users profiles, arrivals for sessions_per_s"
+              f"{', summed over the processes' if args.procs > 1 else ''})", file=sys.stderr)
     return rc
+
+
+def worker_of(text: str) -> tuple[int, int]:
+    """K/N of --worker: share K (0 .. N-1) of N."""
+    k, _, n = text.partition("/")
+    if not (k.isdigit() and n.isdigit() and int(k) < int(n)):
+        raise argparse.ArgumentTypeError(f"{text!r} is not K/N with 0 <= K < N")
+    return int(k), int(n)
 
 
 def cmd_genlog(args: argparse.Namespace) -> int:
@@ -241,6 +282,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("profile", help="profile file (TOML or JSON)")
     common_args(p)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--procs", type=count, default=1,
+                   help="worker processes the users are split over (multiproc.py); "
+                        "one merged output")
+    p.add_argument("--worker", type=worker_of, help=argparse.SUPPRESS)
+    p.add_argument("--start-at", type=float, default=0.0, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_sessions)
 
     p = sub.add_parser("genlog", help="write a seeded synthetic access log",
@@ -269,6 +315,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = ap.parse_args(argv)
     if getattr(args, "max_conns", 1) < 1:
         ap.error("--max-conns must be >= 1")
+    if getattr(args, "procs", 1) < 1 or getattr(args, "procs", 1) > 1 and args.worker:
+        ap.error("--procs must be >= 1 (and is not given to a --worker)")
     try:
         return int(args.func(args))
     except (OSError, ValueError) as e:
