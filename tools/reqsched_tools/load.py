@@ -5,6 +5,7 @@
   reqsched-load replay LOG [...]       replay it faithfully (logreplay.py)
   reqsched-load sessions PROFILE [...] sessions of page loads under a load profile
                                        (sessions.py)
+  reqsched-load tsung PROFILE [...]    one class of a profile run by Tsung (tsung.py)
   reqsched-load genlog OUT [...]       write a seeded synthetic access log (genlog.py)
   reqsched-load plot DIR               persecond.png from a run's persecond.csv
 
@@ -25,7 +26,7 @@ import sys
 import time
 from typing import Optional
 
-from . import genlog, logparse, logreplay, multiproc, sessions
+from . import genlog, logparse, logreplay, multiproc, sessions, tsung
 from .loadengine import Engine, format_report
 from .replay import parse_addr_range
 
@@ -200,6 +201,33 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     return rc
 
 
+def cmd_tsung(args: argparse.Namespace) -> int:
+    classes, servers, port = sessions.load_profile(sessions.read_profile(args.profile),
+                                                   os.path.dirname(os.path.abspath(args.profile)))
+    names = [c.name for c in classes]
+    if args.cls is None and len(classes) > 1 or args.cls not in (None, *names):
+        raise ValueError(f"--class: one of {', '.join(names)} (a Tsung run drives one class)")
+    c = classes[names.index(args.cls)] if args.cls else classes[0]
+    os.makedirs(args.out, exist_ok=True)
+    conf = os.path.join(args.out, "tsung.xml")
+    tsung.write_config(tsung.config(c, servers, port, args.seed, args.timeout,
+                                    None if args.direct else proxy_of(args.proxy),
+                                    tuple(args.hosts.split(",")), not args.no_dump), conf)
+    print(f"load: {conf}: class {c.name}, {len(c.addrs)} addresses, {c.duration:.0f} s "
+          f"{'direct' if args.direct else 'via ' + args.proxy}", file=sys.stderr, flush=True)
+    if args.config_only:
+        return 0
+    logs = tsung.run(conf, os.path.join(args.out, "tsung"), c.duration + args.timeout + 60)
+    print(f"load: tsung logs in {logs}", file=sys.stderr, flush=True)
+    if args.no_dump:
+        return 0
+    engine = tsung.convert(os.path.join(logs, "tsung.dump"), c.name)
+    info = {"profile": args.profile, "seed": args.seed, "engine": "tsung", "tsung_logs": logs,
+            "classes_profile": [{"name": c.name, "unit": c.unit, "phases": c.phases,
+                                 "connections": 1}]}
+    return finish(engine, args.out, info, not args.no_plots)
+
+
 def worker_of(text: str) -> tuple[int, int]:
     """K/N of --worker: share K (0 .. N-1) of N."""
     k, _, n = text.partition("/")
@@ -288,6 +316,24 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--worker", type=worker_of, help=argparse.SUPPRESS)
     p.add_argument("--start-at", type=float, default=0.0, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_sessions)
+
+    p = sub.add_parser("tsung", help="one class of a sessions profile run by Tsung",
+                       description=tsung.__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("profile", help="profile file (TOML or JSON)")
+    common_args(p)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--class", dest="cls", metavar="NAME",
+                   help="the profile's class to run (needed if it has several)")
+    p.add_argument("--direct", action="store_true",
+                   help="to the profile's servers, not through --proxy")
+    p.add_argument("--hosts", default="localhost",
+                   help="Tsung client hosts, comma-separated (others than localhost: "
+                        "reached by ssh, the addresses dealt over them)")
+    p.add_argument("--no-dump", action="store_true",
+                   help="no per-request log (tsung.dump): only Tsung's own statistics")
+    p.add_argument("--config-only", action="store_true", help="write OUT/tsung.xml, do not run")
+    p.set_defaults(func=cmd_tsung)
 
     p = sub.add_parser("genlog", help="write a seeded synthetic access log",
                        description=genlog.__doc__,
