@@ -54,10 +54,13 @@ def test_users_profile_becomes_static_users_with_deadlines(tmp_path):
     assert life[0] == (pytest.approx(0.2), pytest.approx(6.9))   # first in, last out
     assert life[-1] == (pytest.approx(1.9), pytest.approx(5.2))
     by_name = {s.get("name"): s for s in r.findall("sessions/session")}
-    for u, (a, b) in zip(users, life):
+    assert [u.get("session") for u in users] == [f"v{k}" for k in range(6)]
+    lives = ",".join(str(int((b - a) * 1000)) for a, b in life)
+    assert lives == "6700,6100,5300,4700,3900,3300"
+    for u in users:
         s = by_name[u.get("session")]
         code = s.find("setdynvars").get("code")
-        assert f"+ {int((b - a) * 1000)} end." in code
+        assert "lookup(tsung_userid, D)" in code and f"L = {{{lives}}}" in code
         rep = s.find("repeat")
         assert rep.find("while").attrib == {"var": "alive", "eq": "1"}
         pages = rep.findall(".//transaction")

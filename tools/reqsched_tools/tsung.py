@@ -10,8 +10,9 @@ config() writes the class as a Tsung configuration:
               started when the profile's level first reaches k; it loads pages
               until the level falls below k again (the latest user leaves
               first, as reqsched-load's own users do): a deadline set at its
-              start (setdynvars eval: Erlang's clock + its lifetime) is checked
-              after each page;
+              start (setdynvars eval: Erlang's clock + the lifetime of user
+              tsung_userid, Tsung's number of the k-th user it started) is
+              checked after each page;
   sessions_per_s  arrival phases of STEP_S each at the step's mean rate (a
               linear ramp becomes a staircase); each arrival runs one session
               of pages_per_session pages and leaves;
@@ -19,9 +20,10 @@ config() writes the class as a Tsung configuration:
               embedded objects one after another on the user's one keep-alive
               connection (Tsung has no parallel connections within a user:
               "connections" is not honoured), then the think time;
-  draws       sizes, embedded counts, pages per session and think times are
-              drawn (seeded) into VARIANTS session variants, which users take
-              in turn (static users) or at random (arrivals); think times
+  draws       sizes, embedded counts, pages per session (at most MAX_PAGES)
+              and think times are drawn (seeded) into VARIANTS session
+              variants, which users take in turn (static users, who loop over
+              their variant's pages) or at random (arrivals); think times
               const and exp stay Tsung's own (fixed, random="true" is
               exponential), the others are the variant's drawn values;
   proxy       through a proxy: the proxy is the <server>, URLs are absolute
@@ -63,6 +65,7 @@ from .sessions import ClassLoad, Dist
 
 STEP_S = 1.0
 VARIANTS = 20
+MAX_PAGES = 50
 TSUNG = "tsung"
 DTD = "/usr/share/tsung/tsung-1.0.dtd"
 
@@ -83,7 +86,7 @@ def draw_variants(c: ClassLoad, seed: int, n: int = VARIANTS) -> list[list[PageD
         pages = [PageDraw(m.main_size.size(rng),
                           [m.embedded_size.size(rng) for _ in range(m.embedded.count(rng))],
                           min(m.think_s.draw(rng), m.think_max_s))
-                 for _ in range(max(1, m.pages_per_session.count(rng)))]
+                 for _ in range(min(MAX_PAGES, max(1, m.pages_per_session.count(rng))))]
         out.append(pages)
     return out
 
@@ -112,8 +115,11 @@ def page_elements(parent: ET.Element, c: ClassLoad, pg: PageDraw, name: str, bas
 
 
 # setdynvars eval: a string result would be taken as a list of values, one
-# per variable ("1" sets 49); an integer or a binary is one value
-DEADLINE = "fun(_) -> erlang:system_time(millisecond) + {ms} end."
+# per variable ("1" sets 49); an integer or a binary is one value. Tsung numbers
+# users 1, 2, ... as it starts them (tsung_userid): static user k, started k-th,
+# looks its lifetime up in the tuple of all of them.
+DEADLINE = ("fun({{_, D}}) -> {{ok, Id}} = ts_dynvars:lookup(tsung_userid, D), L = {{{lives}}}, "
+            "erlang:system_time(millisecond) + element(min(Id, tuple_size(L)), L) end.")
 ALIVE = ("fun({_, D}) -> {ok, T} = ts_dynvars:lookup(deadline, D), "
          "case erlang:system_time(millisecond) < T of "
          "true -> <<\"1\">>; false -> <<\"0\">> end end.")
@@ -161,15 +167,14 @@ def config(c: ClassLoad, servers: list[str], port: int, seed: int, grace_s: floa
     variants = draw_variants(c, seed)
     sessions = ET.Element("sessions")
     if c.unit == "users":
-        lifetimes: dict[tuple[int, int], str] = {}
-        for k, (a, b) in enumerate(user_lifetimes(c)):
-            key = (k % len(variants), int((b - a) * 1000))
-            if key not in lifetimes:
-                lifetimes[key] = f"v{key[0]}-{key[1]}"
-                looping_session(sessions, c, variants[key[0]], lifetimes[key], key[1], base)
+        spans = user_lifetimes(c)
+        lives = ",".join(str(int((b - a) * 1000)) for a, b in spans)
+        for v, pages in enumerate(variants[:len(spans)]):
+            looping_session(sessions, c, pages, f"v{v}", lives, base)
+        for k, (a, _) in enumerate(spans):
             # integer ms: Tsung 1.7's static launcher waits a float start time forever
-            ET.SubElement(load, "user", session=lifetimes[key], start_time=str(round(a * 1000)),
-                          unit="millisecond")
+            ET.SubElement(load, "user", session=f"v{k % len(variants)}",
+                          start_time=str(round(a * 1000)), unit="millisecond")
     else:
         for v, pages in enumerate(variants):
             s = ET.SubElement(sessions, "session", name=f"v{v}", weight="1", type="ts_http")
@@ -194,11 +199,12 @@ def config(c: ClassLoad, servers: list[str], port: int, seed: int, grace_s: floa
 
 
 def looping_session(sessions: ET.Element, c: ClassLoad, pages: list[PageDraw], name: str,
-                    life_ms: int, base: str) -> None:
+                    lives: str, base: str) -> None:
     """A static user's session: its variant's pages over and over, each page
-    followed by the deadline check, until life_ms after its start."""
+    followed by the deadline check, until its lifetime (ms, its entry of
+    lives, by tsung_userid) after its start."""
     s = ET.SubElement(sessions, "session", name=name, weight="1", type="ts_http")
-    dl = ET.SubElement(s, "setdynvars", sourcetype="eval", code=DEADLINE.format(ms=life_ms))
+    dl = ET.SubElement(s, "setdynvars", sourcetype="eval", code=DEADLINE.format(lives=lives))
     ET.SubElement(dl, "var", name="deadline")
     rep = ET.SubElement(s, "repeat", name="pages", max_repeat="100000000")
     parent = rep
