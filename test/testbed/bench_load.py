@@ -62,11 +62,11 @@ def profile(d: str, port: int, users: int, seconds: float, think: bool) -> str:
 
 
 def run_load(d: str, port: int, users: int, seconds: float, think: bool, procs: int = 0,
-             engine: str = "sessions") -> str:
+             engine: str = "sessions", dump: bool = True) -> str:
     """One run; procs 0: one generator process pinned to CPU 0, N: N processes
     (--procs N) on both CPUs, shared with nginx; engine tsung: Tsung
     (reqsched-load tsung, Erlang on both CPUs)."""
-    tag = f"{users}-{int(think)}-{procs}-{engine}"
+    tag = f"{users}-{int(think)}-{procs}-{engine}-{int(dump)}"
     out = os.path.join(d, f"out-{tag}")
     os.makedirs(out)
     prof = profile(d, port, users, seconds, think)
@@ -75,6 +75,7 @@ def run_load(d: str, port: int, users: int, seconds: float, think: bool, procs: 
                   "--no-plots", "--timeout", "10"]
     argv += ["--progress-s", "1000"] if engine == "sessions" else []
     argv += ["--procs", str(procs)] if procs else []
+    argv += [] if dump else ["--no-dump"]
     t0 = time.time()
     p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     errs: list[str] = []
@@ -100,7 +101,7 @@ def run_load(d: str, port: int, users: int, seconds: float, think: bool, procs: 
         rep = json.load(f)
     dur = float(rep["duration_s"])
     kind = "think-time users" if think else "backlogged users"
-    how = ("Tsung" if engine == "tsung" else
+    how = (f"Tsung{'' if dump else ' without its per-request log'}" if engine == "tsung" else
            f"{procs} processes" if procs else "1 process on CPU 0")
     shutil.rmtree(out)
     return (f"{users:6d} {kind}, {how}: {rep['completed'] / dur:8.0f} transactions/s, "
@@ -144,6 +145,8 @@ def main() -> int:
             print(run_load(d, ng.port, 200, args.seconds, False, procs=k), flush=True)
         if tsung:
             print(run_load(d, ng.port, 200, args.seconds, False, engine="tsung"), flush=True)
+            print(run_load(d, ng.port, 200, args.seconds, False, engine="tsung", dump=False),
+                  flush=True)
         think = max(args.seconds, 30)
         for n in ints(args.think_users):
             print(run_load(d, ng.port, n, think, True), flush=True)

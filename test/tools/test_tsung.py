@@ -181,3 +181,26 @@ def test_tsung_run_through_a_proxy(mini_proxy, tmp_path):
     rep = json.load(open(out / "replay.json"))
     assert rep["engine"] == "tsung" and rep["completed"] == len(reqs)
     assert 2.0 < rep["duration_s"] < 4.5
+
+
+# a tsung.log of a --no-dump run (200 backlogged users, 2026-11-25) without its
+# {cpu,...} lines, and the two error counters of a run whose server was down
+LOG = """\
+# stats: dump at 1795635191
+stats: users 200 200
+stats: request 39760 9.519749245472791 6.641725487806739 61.414 0.044 0 0
+stats: 200 39760 39760
+# stats: dump at 1795635199
+stats: users 0 200
+stats: request 32239 6.708688048636719 5.794132362671028 61.414 0.044 9.519749245472791 39760
+stats: 200 32239 71999
+stats: error_connect_econnrefused 24 24
+stats: error_abort_max_conn_retries 6 6
+EndMonitor:{1795,635199,15988}
+"""
+
+
+def test_totals_of_a_tsung_log(tmp_path):
+    path = tmp_path / "tsung.log"
+    path.write_text(LOG)
+    assert tsung.totals(str(path)) == {"requests": 71999, "errors": 30}

@@ -219,12 +219,18 @@ def cmd_tsung(args: argparse.Namespace) -> int:
         return 0
     logs = tsung.run(conf, os.path.join(args.out, "tsung"), c.duration + args.timeout + 60)
     print(f"load: tsung logs in {logs}", file=sys.stderr, flush=True)
-    if args.no_dump:
-        return 0
-    engine = tsung.convert(os.path.join(logs, "tsung.dump"), c.name)
     info = {"profile": args.profile, "seed": args.seed, "engine": "tsung", "tsung_logs": logs,
             "classes_profile": [{"name": c.name, "unit": c.unit, "phases": c.phases,
                                  "connections": 1}]}
+    if args.no_dump:
+        t = tsung.totals(os.path.join(logs, "tsung.log"))
+        info |= {"duration_s": c.duration, "completed": t["requests"], "errors": t["errors"]}
+        with open(os.path.join(args.out, "replay.json"), "w", encoding="utf-8") as f:
+            json.dump(info, f, indent=1)
+        print(f"load: {t['requests']} requests, {t['errors']} errors (Tsung's totals; "
+              f"no per-second outputs without the dump)", file=sys.stderr, flush=True)
+        return 0
+    engine = tsung.convert(os.path.join(logs, "tsung.dump"), c.name)
     return finish(engine, args.out, info, not args.no_plots)
 
 
@@ -331,7 +337,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                    help="Tsung client hosts, comma-separated (others than localhost: "
                         "reached by ssh, the addresses dealt over them)")
     p.add_argument("--no-dump", action="store_true",
-                   help="no per-request log (tsung.dump): only Tsung's own statistics")
+                   help="no per-request log (tsung.dump): replay.json gets Tsung's totals, "
+                        "no per-second outputs")
     p.add_argument("--config-only", action="store_true", help="write OUT/tsung.xml, do not run")
     p.set_defaults(func=cmd_tsung)
 

@@ -42,7 +42,8 @@ user's main object to the end of its last embedded object) map; not logged
 by Tsung, so empty or approximate: the source address (addr empty), the first
 byte (-1), the connection, and active users (a user counts from its first
 request to the end of its last, not through a last think time). The clock
-starts at the first request.
+starts at the first request. Without the dump (--no-dump, cheaper for Tsung)
+only totals() of tsung.log remain: requests and errors.
 """
 from __future__ import annotations
 
@@ -263,6 +264,24 @@ def run(conf: str, logdir: str, bound_s: float) -> str:
         raise ValueError(f"tsung {'ran past its bound' if p.returncode else 'failed'} "
                          f"(exit {p.returncode}; logs in {logdir})")
     return os.path.dirname(runs[-1])
+
+
+def totals(log: str) -> dict[str, int]:
+    """From tsung.log (without a dump): requests done and errors over the run.
+    A "stats: request" line is: count of the interval, mean, stddev, max, min,
+    then the mean and count before the interval; an error counter's line is:
+    count of the interval, count so far."""
+    out = {"requests": 0, "errors": 0}
+    errors: dict[str, int] = {}
+    with open(log, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            x = line.split()
+            if len(x) >= 9 and x[:2] == ["stats:", "request"]:
+                out["requests"] = int(x[2]) + int(x[8])
+            elif len(x) == 4 and x[0] == "stats:" and x[1].startswith("error_"):
+                errors[x[1]] = int(x[3])
+    out["errors"] = sum(errors.values())
+    return out
 
 
 def convert(dump: str, cls: str) -> Engine:
