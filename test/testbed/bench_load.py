@@ -1,19 +1,26 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Benchmark the load generator (reqsched-load sessions) on one core against
-nginx (Debian's nginx-light) on the other, on loopback: is the generator ever
-the bottleneck of a scenario? (issue "Avalanche-style load", item 5)
+"""Benchmark the load generator (reqsched-load sessions, one process or
+--procs N, and reqsched-load tsung) against nginx (Debian's nginx-light,
+one worker) on loopback: is the generator ever the bottleneck of a scenario?
+(issue "Avalanche-style load", item 5)
 
+  ceiling  wrk (2 threads, 100 connections) on CPU 0: what nginx answers here;
   rate   N backlogged users (one keep-alive connection each, no think time,
-         1,000-byte responses): transactions/s and the generator's CPU;
+         1,000-byte responses): transactions/s, the generator's CPU and its
+         CPU per transaction; then 200 of them over --procs 1, 2, 4 processes
+         and by Tsung (with and without its per-request log), not pinned;
   users  U users with SURGE think times (Pareto 1.5, k 1 s), each on its own
          127.x source address: transactions/s and CPU as U grows (while the
-         generator keeps up they grow with U; a saturated core bends them).
+         generator keeps up they grow with U; a saturated core bends them);
+         then the largest U over 2 processes and by Tsung.
 
 nginx answers every request with the same 1,000 bytes (`return 200`); the
-generator sends absolute-form requests to it as to a proxy. The generator is
-pinned to CPU 0 and nginx to CPU 1 (taskset). Prints one line per run.
+generator sends absolute-form requests to it as to a proxy. nginx is pinned
+to CPU 1 (taskset), one generator process to CPU 0; --procs N and Tsung run
+on both CPUs. Prints one line per run; Tsung rows need tsung, the ceiling wrk.
 Usage: bench_load.py [--seconds S] [--rate-users N,N] [--think-users U,U]
+[--procs N,N] [--think-procs N,N] [--no-tsung]
 (the think-time runs last max(S, 30) s, 10 s of it a ramp-up)."""
 from __future__ import annotations
 
@@ -102,7 +109,7 @@ def run_load(d: str, port: int, users: int, seconds: float, think: bool, procs: 
     dur = float(rep["duration_s"])
     kind = "think-time users" if think else "backlogged users"
     how = (f"Tsung{'' if dump else ' without its per-request log'}" if engine == "tsung" else
-           f"{procs} processes" if procs else "1 process on CPU 0")
+           f"--procs {procs}, both CPUs" if procs else "1 process on CPU 0")
     shutil.rmtree(out)
     return (f"{users:6d} {kind}, {how}: {rep['completed'] / dur:8.0f} transactions/s, "
             f"{rep['errors']} errors, generator {c / wall * 100:.0f}% of one core, "

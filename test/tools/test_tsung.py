@@ -55,12 +55,15 @@ def test_users_profile_becomes_static_users_with_deadlines(tmp_path):
     assert life[-1] == (pytest.approx(1.9), pytest.approx(5.2))
     by_name = {s.get("name"): s for s in r.findall("sessions/session")}
     assert [u.get("session") for u in users] == [f"v{k}" for k in range(6)]
-    lives = ",".join(str(int((b - a) * 1000)) for a, b in life)
-    assert lives == "6700,6100,5300,4700,3900,3300"
+    assert tsung.lives(c) == "6700\n6100\n5300\n4700\n3900\n3300\n"
+    fs = r.find("options/option[@name='file_server']")
+    assert fs.get("id") == "lives" and fs.get("value") == "lives.csv"
     for u in users:
         s = by_name[u.get("session")]
-        code = s.find("setdynvars").get("code")
-        assert "lookup(tsung_userid, D)" in code and f"L = {{{lives}}}" in code
+        life, deadline = s.findall("setdynvars")[:2]
+        assert life.attrib == {"sourcetype": "file", "fileid": "lives", "delimiter": ";",
+                               "order": "iter"}
+        assert "lookup(life, D)" in deadline.get("code")
         rep = s.find("repeat")
         assert rep.find("while").attrib == {"var": "alive", "eq": "1"}
         pages = rep.findall(".//transaction")
@@ -88,7 +91,7 @@ def test_sessions_per_s_becomes_arrival_phases_direct(tmp_path):
     assert [[ip.get("value") for ip in cl.findall("ip")] for cl in clients] == \
         [["10.1.0.1", "10.1.0.3"], ["10.1.0.2"]]
     assert [s.get("host") for s in r.findall("servers/server")] == ["10.20.0.1", "10.20.0.2"]
-    assert r.find("options") is None
+    assert r.findall("options/option") == []
     phases = r.findall("load/arrivalphase")
     assert [p.get("duration") for p in phases] == ["1000"] * 3
     # the mean rate of each 1-s step of 0 -> 10/s over 2 s, then 10/s, per hour

@@ -4,7 +4,8 @@
   reqsched-load summary LOG            what an access log holds (no traffic)
   reqsched-load replay LOG [...]       replay it faithfully (logreplay.py)
   reqsched-load sessions PROFILE [...] sessions of page loads under a load profile
-                                       (sessions.py)
+                                       (sessions.py; --procs N: over N processes,
+                                       multiproc.py)
   reqsched-load tsung PROFILE [...]    one class of a profile run by Tsung (tsung.py)
   reqsched-load genlog OUT [...]       write a seeded synthetic access log (genlog.py)
   reqsched-load plot DIR               persecond.png from a run's persecond.csv
@@ -210,9 +211,13 @@ def cmd_tsung(args: argparse.Namespace) -> int:
     c = classes[names.index(args.cls)] if args.cls else classes[0]
     os.makedirs(args.out, exist_ok=True)
     conf = os.path.join(args.out, "tsung.xml")
+    lives = os.path.abspath(os.path.join(args.out, "lives.csv"))
     tsung.write_config(tsung.config(c, servers, port, args.seed, args.timeout,
                                     None if args.direct else proxy_of(args.proxy),
-                                    tuple(args.hosts.split(",")), not args.no_dump), conf)
+                                    tuple(args.hosts.split(",")), not args.no_dump, lives), conf)
+    if c.unit == "users":
+        with open(lives, "w", encoding="utf-8") as f:
+            f.write(tsung.lives(c))
     print(f"load: {conf}: class {c.name}, {len(c.addrs)} addresses, {c.duration:.0f} s "
           f"{'direct' if args.direct else 'via ' + args.proxy}", file=sys.stderr, flush=True)
     if args.config_only:

@@ -10,9 +10,9 @@ config() writes the class as a Tsung configuration:
               started when the profile's level first reaches k; it loads pages
               until the level falls below k again (the latest user leaves
               first, as reqsched-load's own users do): a deadline set at its
-              start (setdynvars eval: Erlang's clock + the lifetime of user
-              tsung_userid, Tsung's number of the k-th user it started) is
-              checked after each page;
+              start (setdynvars eval: Erlang's clock + its lifetime, the next
+              line of the lives file, so the k-th user started reads the k-th
+              lifetime) is checked after each page;
   sessions_per_s  arrival phases of STEP_S each at the step's mean rate (a
               linear ramp becomes a staircase); each arrival runs one session
               of pages_per_session pages and leaves;
@@ -116,14 +116,19 @@ def page_elements(parent: ET.Element, c: ClassLoad, pg: PageDraw, name: str, bas
 
 
 # setdynvars eval: a string result would be taken as a list of values, one
-# per variable ("1" sets 49); an integer or a binary is one value. Tsung numbers
-# users 1, 2, ... as it starts them (tsung_userid): static user k, started k-th,
-# looks its lifetime up in the tuple of all of them.
-DEADLINE = ("fun({{_, D}}) -> {{ok, Id}} = ts_dynvars:lookup(tsung_userid, D), L = {{{lives}}}, "
-            "erlang:system_time(millisecond) + element(min(Id, tuple_size(L)), L) end.")
+# per variable ("1" sets 49); an integer or a binary is one value. Each static
+# user reads its lifetime (ms) as the next line of the lives file (Tsung's
+# file server, in order): the k-th user started reads the k-th line.
+DEADLINE = ("fun({_, D}) -> {ok, L} = ts_dynvars:lookup(life, D), "
+            "erlang:system_time(millisecond) + list_to_integer(ts_utils:term_to_list(L)) end.")
 ALIVE = ("fun({_, D}) -> {ok, T} = ts_dynvars:lookup(deadline, D), "
          "case erlang:system_time(millisecond) < T of "
          "true -> <<\"1\">>; false -> <<\"0\">> end end.")
+
+
+def lives(c: ClassLoad) -> str:
+    """The lives file of a users profile: user k's lifetime in ms on line k."""
+    return "".join(f"{int((b - a) * 1000)}\n" for a, b in user_lifetimes(c))
 
 
 def user_lifetimes(c: ClassLoad) -> list[tuple[float, float]]:
@@ -143,9 +148,10 @@ def user_lifetimes(c: ClassLoad) -> list[tuple[float, float]]:
 
 def config(c: ClassLoad, servers: list[str], port: int, seed: int, grace_s: float,
            proxy: Optional[tuple[str, int]] = None, hosts: tuple[str, ...] = ("localhost",),
-           dump: bool = True) -> ET.Element:
+           dump: bool = True, lives_path: str = "lives.csv") -> ET.Element:
     """The Tsung configuration (the <tsung> element) of class c; Tsung stops
-    every user grace_s after the profile's end."""
+    every user grace_s after the profile's end. A users profile reads its
+    users' lifetimes from lives_path (write lives(c) there)."""
     root = ET.Element("tsung", loglevel="notice", version="1.0",
                       dumptraffic="protocol" if dump else "false")
     clients = ET.SubElement(root, "clients")
@@ -169,9 +175,8 @@ def config(c: ClassLoad, servers: list[str], port: int, seed: int, grace_s: floa
     sessions = ET.Element("sessions")
     if c.unit == "users":
         spans = user_lifetimes(c)
-        lives = ",".join(str(int((b - a) * 1000)) for a, b in spans)
         for v, pages in enumerate(variants[:len(spans)]):
-            looping_session(sessions, c, pages, f"v{v}", lives, base)
+            looping_session(sessions, c, pages, f"v{v}", base)
         for k, (a, _) in enumerate(spans):
             # integer ms: Tsung 1.7's static launcher waits a float start time forever
             ET.SubElement(load, "user", session=f"v{k % len(variants)}",
@@ -191,21 +196,26 @@ def config(c: ClassLoad, servers: list[str], port: int, seed: int, grace_s: floa
             ET.SubElement(ph, "users", arrivalrate=f"{max(rate, 1 / 3600) * 3600:.3f}",
                           unit="hour")
             t, phase = t + d, phase + 1
+    opts = ET.SubElement(root, "options")
     if proxy:
-        opts = ET.SubElement(root, "options")
         ET.SubElement(opts, "option", type="ts_http", name="http_use_server_as_proxy",
                       value="true")
+    if c.unit == "users":
+        ET.SubElement(opts, "option", name="file_server", id="lives", value=lives_path)
     root.append(sessions)
     return root
 
 
 def looping_session(sessions: ET.Element, c: ClassLoad, pages: list[PageDraw], name: str,
-                    lives: str, base: str) -> None:
-    """A static user's session: its variant's pages over and over, each page
-    followed by the deadline check, until its lifetime (ms, its entry of
-    lives, by tsung_userid) after its start."""
+                    base: str) -> None:
+    """A static user's session: its lifetime from the lives file, then its
+    variant's pages over and over, each page followed by the deadline check,
+    until that lifetime after its start."""
     s = ET.SubElement(sessions, "session", name=name, weight="1", type="ts_http")
-    dl = ET.SubElement(s, "setdynvars", sourcetype="eval", code=DEADLINE.format(lives=lives))
+    life = ET.SubElement(s, "setdynvars", sourcetype="file", fileid="lives", delimiter=";",
+                         order="iter")
+    ET.SubElement(life, "var", name="life")
+    dl = ET.SubElement(s, "setdynvars", sourcetype="eval", code=DEADLINE)
     ET.SubElement(dl, "var", name="deadline")
     rep = ET.SubElement(s, "repeat", name="pages", max_repeat="100000000")
     parent = rep
@@ -255,6 +265,10 @@ def run(conf: str, logdir: str, bound_s: float) -> str:
                 done = DONE in data
         if done:
             time.sleep(FLUSH_S)
+        elif p.poll() == 0:
+            print("tsung: stopped at the load's duration with users still running: "
+                  "tsung.dump may lack its last seconds", file=sys.stderr, flush=True)
+            done = True
     finally:
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
