@@ -9,11 +9,13 @@ one worker) on loopback: is the generator ever the bottleneck of a scenario?
   rate   N backlogged users (one keep-alive connection each, no think time,
          1,000-byte responses): transactions/s, the generator's CPU and its
          CPU per transaction; then 200 of them over --procs 1, 2, 4 processes
-         and by Tsung (with and without its per-request log), not pinned;
+         and by Tsung (with and without its per-request log, and with its
+         client in an Erlang VM of its own, started as on another host), not
+         pinned;
   users  U users with SURGE think times (Pareto 1.5, k 1 s), each on its own
          127.x source address: transactions/s and CPU as U grows (while the
          generator keeps up they grow with U; a saturated core bends them);
-         then the largest U over 2 processes and by Tsung.
+         then the largest U over 2 processes and by Tsung (both ways).
 
 nginx answers every request with the same 1,000 bytes (`return 200`); the
 generator sends absolute-form requests to it as to a proxy. nginx is pinned
@@ -28,6 +30,7 @@ import argparse
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -68,12 +71,17 @@ def profile(d: str, port: int, users: int, seconds: float, think: bool) -> str:
     return path
 
 
+# Tsung's "remote" shell for a client on this host in an Erlang VM of its own
+# (tsung -r): it drops the host name and runs the command here
+LOCAL_RSH = '#!/bin/sh\nshift\nexec sh -c "$*"\n'
+
+
 def run_load(d: str, port: int, users: int, seconds: float, think: bool, procs: int = 0,
-             engine: str = "sessions", dump: bool = True) -> str:
+             engine: str = "sessions", dump: bool = True, own_vm: bool = False) -> str:
     """One run; procs 0: one generator process pinned to CPU 0, N: N processes
     (--procs N) on both CPUs, shared with nginx; engine tsung: Tsung
     (reqsched-load tsung, Erlang on both CPUs)."""
-    tag = f"{users}-{int(think)}-{procs}-{engine}-{int(dump)}"
+    tag = f"{users}-{int(think)}-{procs}-{engine}-{int(dump)}-{int(own_vm)}"
     out = os.path.join(d, f"out-{tag}")
     os.makedirs(out)
     prof = profile(d, port, users, seconds, think)
@@ -83,6 +91,12 @@ def run_load(d: str, port: int, users: int, seconds: float, think: bool, procs: 
     argv += ["--progress-s", "1000"] if engine == "sessions" else []
     argv += ["--procs", str(procs)] if procs else []
     argv += [] if dump else ["--no-dump"]
+    if own_vm:
+        rsh = os.path.join(d, "local-rsh")
+        with open(rsh, "w", encoding="utf-8") as f:
+            f.write(LOCAL_RSH)
+        os.chmod(rsh, 0o755)
+        argv += ["--hosts", socket.gethostname(), "--rsh", rsh]
     t0 = time.time()
     p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     errs: list[str] = []
@@ -108,7 +122,8 @@ def run_load(d: str, port: int, users: int, seconds: float, think: bool, procs: 
         rep = json.load(f)
     dur = float(rep["duration_s"])
     kind = "think-time users" if think else "backlogged users"
-    how = (f"Tsung{'' if dump else ' without its per-request log'}" if engine == "tsung" else
+    how = (f"Tsung{', client VM of its own' if own_vm else ''}"
+           f"{'' if dump else ' without its per-request log'}" if engine == "tsung" else
            f"--procs {procs}, both CPUs" if procs else "1 process on CPU 0")
     shutil.rmtree(out)
     return (f"{users:6d} {kind}, {how}: {rep['completed'] / dur:8.0f} transactions/s, "
@@ -154,6 +169,8 @@ def main() -> int:
             print(run_load(d, ng.port, 200, args.seconds, False, engine="tsung"), flush=True)
             print(run_load(d, ng.port, 200, args.seconds, False, engine="tsung", dump=False),
                   flush=True)
+            print(run_load(d, ng.port, 200, args.seconds, False, engine="tsung", own_vm=True),
+                  flush=True)
         think = max(args.seconds, 30)
         for n in ints(args.think_users):
             print(run_load(d, ng.port, n, think, True), flush=True)
@@ -162,6 +179,7 @@ def main() -> int:
             print(run_load(d, ng.port, big, think, True, procs=k), flush=True)
         if tsung and big:
             print(run_load(d, ng.port, big, think, True, engine="tsung"), flush=True)
+            print(run_load(d, ng.port, big, think, True, engine="tsung", own_vm=True), flush=True)
     return 0
 
 

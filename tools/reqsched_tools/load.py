@@ -222,7 +222,8 @@ def cmd_tsung(args: argparse.Namespace) -> int:
           f"{'direct' if args.direct else 'via ' + args.proxy}", file=sys.stderr, flush=True)
     if args.config_only:
         return 0
-    logs = tsung.run(conf, os.path.join(args.out, "tsung"), c.duration + args.timeout + 60)
+    logs = tsung.run(conf, os.path.join(args.out, "tsung"), c.duration + args.timeout + 60,
+                     args.rsh)
     print(f"load: tsung logs in {logs}", file=sys.stderr, flush=True)
     info = {"profile": args.profile, "seed": args.seed, "engine": "tsung", "tsung_logs": logs,
             "classes_profile": [{"name": c.name, "unit": c.unit, "phases": c.phases,
@@ -341,6 +342,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--hosts", default="localhost",
                    help="Tsung client hosts, comma-separated (others than localhost: "
                         "reached by ssh, the addresses dealt over them)")
+    p.add_argument("--rsh", default="", metavar="CMD",
+                   help="Tsung's remote shell for the other --hosts (tsung -r; default ssh)")
     p.add_argument("--no-dump", action="store_true",
                    help="no per-request log (tsung.dump): replay.json gets Tsung's totals, "
                         "no per-second outputs")

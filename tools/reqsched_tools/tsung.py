@@ -243,15 +243,18 @@ FLUSH_S = 6.0
 DONE = b"All slaves have stopped"
 
 
-def run(conf: str, logdir: str, bound_s: float) -> str:
-    """Run tsung on conf (at most bound_s, then it is killed); returns the
-    directory of its logs."""
+def run(conf: str, logdir: str, bound_s: float, rsh: str = "") -> str:
+    """Run tsung on conf (at most bound_s, then it is killed; rsh: its remote
+    shell, ssh by default); returns the directory of its logs."""
     need = 4096 + 2 * sum(1 for line in open(conf, encoding="utf-8") if "<ip " in line)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < need:
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(max(need, 65536), hard), hard))
     os.makedirs(logdir, exist_ok=True)
-    p = subprocess.Popen([TSUNG, "-f", conf, "-l", logdir, "-n", "-k", "start"],
+    # -i: a controller of its own (tsung_controller<pid>@host), so runs side
+    # by side do not collide on Erlang's node name
+    p = subprocess.Popen([TSUNG, "-f", conf, "-l", logdir, "-n", "-k", "-i", str(os.getpid()),
+                          *(["-r", rsh] if rsh else []), "start"],
                          stdout=subprocess.PIPE, start_new_session=True)
     deadline, done = time.monotonic() + bound_s, False
     try:
@@ -275,8 +278,8 @@ def run(conf: str, logdir: str, bound_s: float) -> str:
         p.wait()
     runs = sorted(glob.glob(os.path.join(logdir, "*", "tsung.log")), key=os.path.getmtime)
     if not done or not runs:
-        raise ValueError(f"tsung {'ran past its bound' if p.returncode else 'failed'} "
-                         f"(exit {p.returncode}; logs in {logdir})")
+        why = "ran past its bound" if time.monotonic() >= deadline else "failed"
+        raise ValueError(f"tsung {why} (exit {p.returncode}; logs in {logdir})")
     return os.path.dirname(runs[-1])
 
 
