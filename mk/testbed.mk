@@ -17,7 +17,7 @@
 #                        (tools/reqsched_tools/scenarios/sample-access.log) replayed
 #                        faithfully by reqsched-load, stock vs msf
 #   make bench-testbed   origin server throughput (paced and unpaced), then the load
-#                        generator against nginx (test/testbed/bench_load.py, 7 min 46 s
+#                        generator against nginx (test/testbed/bench_load.py, 9 min 9 s
 #                        measured: wrk's ceiling; transactions/s with backlogged users on
 #                        one core, over --procs 1/2/4 and by Tsung; think-time users on
 #                        their own addresses up to 10,000, over 2 processes and by Tsung)
