@@ -17,9 +17,10 @@
 #                        (tools/reqsched_tools/scenarios/sample-access.log) replayed
 #                        faithfully by reqsched-load, stock vs msf
 #   make bench-testbed   origin server throughput (paced and unpaced), then the load
-#                        generator against nginx on one core (test/testbed/bench_load.py,
-#                        ~4 min: transactions/s with backlogged users, and as
-#                        think-time users on their own addresses grow to 10,000)
+#                        generator against nginx (test/testbed/bench_load.py, 9 min 9 s
+#                        measured: wrk's ceiling; transactions/s with backlogged users on
+#                        one core, over --procs 1/2/4 and by Tsung; think-time users on
+#                        their own addresses up to 10,000, over 2 processes and by Tsung)
 
 TESTBED        := $(PREFIX)/bin/reqsched-testbed
 TESTBED_PYTEST  = $(PYTHON) -m pytest -p no:cacheprovider -q

@@ -1,35 +1,50 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Benchmark the load generator (reqsched-load sessions) on one core against
-nginx (Debian's nginx-light) on the other, on loopback: is the generator ever
-the bottleneck of a scenario? (issue "Avalanche-style load", item 5)
+"""Benchmark the load generator (reqsched-load sessions, one process or
+--procs N, and reqsched-load tsung) against nginx (Debian's nginx-light,
+one worker) on loopback: is the generator ever the bottleneck of a scenario?
+(issue "Avalanche-style load", item 5)
 
+  ceiling  wrk (2 threads, 100 connections) on CPU 0: what nginx answers here;
   rate   N backlogged users (one keep-alive connection each, no think time,
-         1,000-byte responses): transactions/s and the generator's CPU;
+         1,000-byte responses): transactions/s, the generator's CPU and its
+         CPU per transaction; then 200 of them over --procs 1, 2, 4 processes
+         and by Tsung (with and without its per-request log, and with its
+         client in an Erlang VM of its own, started as on another host), not
+         pinned;
   users  U users with SURGE think times (Pareto 1.5, k 1 s), each on its own
          127.x source address: transactions/s and CPU as U grows (while the
-         generator keeps up they grow with U; a saturated core bends them).
+         generator keeps up they grow with U; a saturated core bends them);
+         then the largest U over 2 processes and by Tsung (both ways).
 
 nginx answers every request with the same 1,000 bytes (`return 200`); the
-generator sends absolute-form requests to it as to a proxy. The generator is
-pinned to CPU 0 and nginx to CPU 1 (taskset). Prints one line per run.
+generator sends absolute-form requests to it as to a proxy. nginx is pinned
+to CPU 1 (taskset), one generator process to CPU 0; --procs N and Tsung run
+on both CPUs. Prints one line per run; Tsung rows need tsung, the ceiling wrk.
 Usage: bench_load.py [--seconds S] [--rate-users N,N] [--think-users U,U]
+[--procs N,N] [--think-procs N,N] [--no-tsung]
 (the think-time runs last max(S, 30) s, 10 s of it a ramp-up)."""
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from pathlib import Path
 
+from reqsched_tools.monitor import tree_cpu_seconds
 from reqsched_tools.nginx import NginxOrigin, nginx_installed
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 LOAD = os.path.join(TOP, "build", "bin", "reqsched-load")
 BODY = "x" * 1000
+TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def addr_ranges(n: int) -> str:
@@ -56,28 +71,76 @@ def profile(d: str, port: int, users: int, seconds: float, think: bool) -> str:
     return path
 
 
-def run_load(d: str, port: int, users: int, seconds: float, think: bool) -> str:
-    out = os.path.join(d, f"out-{users}-{int(think)}")
+# Tsung's "remote" shell for a client on this host in an Erlang VM of its own
+# (tsung -r): it drops the host name and runs the command here
+LOCAL_RSH = '#!/bin/sh\nshift\nexec sh -c "$*"\n'
+
+
+def run_load(d: str, port: int, users: int, seconds: float, think: bool, procs: int = 0,
+             engine: str = "sessions", dump: bool = True, own_vm: bool = False) -> str:
+    """One run; procs 0: one generator process pinned to CPU 0, N: N processes
+    (--procs N) on both CPUs, shared with nginx; engine tsung: Tsung
+    (reqsched-load tsung, Erlang on both CPUs)."""
+    tag = f"{users}-{int(think)}-{procs}-{engine}-{int(dump)}-{int(own_vm)}"
+    out = os.path.join(d, f"out-{tag}")
     os.makedirs(out)
     prof = profile(d, port, users, seconds, think)
-    argv = ["taskset", "-c", "0", LOAD, "sessions", prof, "--proxy", f"127.0.0.1:{port}",
-            "--out", out, "--no-plots", "--progress-s", "1000"]
+    pin = ["taskset", "-c", "0"] if procs == 0 and engine == "sessions" else []
+    argv = pin + [LOAD, engine, prof, "--proxy", f"127.0.0.1:{port}", "--out", out,
+                  "--no-plots", "--timeout", "10"]
+    argv += ["--progress-s", "1000"] if engine == "sessions" else []
+    argv += ["--procs", str(procs)] if procs else []
+    argv += [] if dump else ["--no-dump"]
+    if own_vm:
+        rsh = os.path.join(d, "local-rsh")
+        with open(rsh, "w", encoding="utf-8") as f:
+            f.write(LOCAL_RSH)
+        os.chmod(rsh, 0o755)
+        argv += ["--hosts", socket.gethostname(), "--rsh", rsh]
     t0 = time.time()
     p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    err = p.stderr.read() if p.stderr else ""    # to its exit: the pipe never fills
-    # reaped here for its exact CPU time (taskset execs the generator in place)
-    _, status, usage = os.wait4(p.pid, 0)
+    errs: list[str] = []
+    reader = threading.Thread(target=lambda: errs.append(p.stderr.read() if p.stderr else ""))
+    reader.start()                               # to its exit: the pipe never fills
+    # CPU: reaped here, its waited-for children's included (taskset execs the
+    # generator in place; the workers of --procs); Tsung's Erlang VM is killed,
+    # not waited for: its tree is sampled every 0.5 s (the largest sum counts)
+    sampled = 0.0
+    while True:
+        pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+        if pid:
+            break
+        sampled = max(sampled, tree_cpu_seconds(Path("/proc"), p.pid, TICKS) or 0.0)
+        time.sleep(0.5)
+    reader.join()
+    err = errs[0]
     p.returncode = os.waitstatus_to_exitcode(status)
-    wall, c = time.time() - t0, usage.ru_utime + usage.ru_stime
+    wall, c = time.time() - t0, max(usage.ru_utime + usage.ru_stime, sampled)
     if p.returncode != 0:
         sys.exit(f"bench_load: reqsched-load failed ({p.returncode}): {err[-2000:]}")
     with open(os.path.join(out, "replay.json"), encoding="utf-8") as f:
         rep = json.load(f)
     dur = float(rep["duration_s"])
     kind = "think-time users" if think else "backlogged users"
-    return (f"{users:6d} {kind}: {rep['completed'] / dur:8.0f} transactions/s, "
-            f"{rep['errors']} errors, generator {c / wall * 100:.0f}% of one core "
-            f"({dur:.0f} s)")
+    how = (f"Tsung{', client VM of its own' if own_vm else ''}"
+           f"{'' if dump else ' without its per-request log'}" if engine == "tsung" else
+           f"--procs {procs}, both CPUs" if procs else "1 process on CPU 0")
+    shutil.rmtree(out)
+    return (f"{users:6d} {kind}, {how}: {rep['completed'] / dur:8.0f} transactions/s, "
+            f"{rep['errors']} errors, generator {c / wall * 100:.0f}% of one core, "
+            f"{c / max(rep['completed'], 1) * 1e6:.0f} CPU us per transaction ({dur:.0f} s)")
+
+
+def run_wrk(port: int, seconds: float) -> str:
+    """wrk (2 threads, 100 connections) pinned to CPU 0: nginx's ceiling here."""
+    r = subprocess.run(["taskset", "-c", "0", "wrk", "-t2", "-c100", f"-d{seconds:.0f}s",
+                        f"http://127.0.0.1:{port}/"], capture_output=True, text=True, check=True)
+    rate = [ln.split()[1] for ln in r.stdout.splitlines() if ln.startswith("Requests/sec")]
+    return f"   100 connections, wrk on CPU 0: {float(rate[0]):8.0f} transactions/s (ceiling)"
+
+
+def ints(text: str) -> list[int]:
+    return [int(x) for x in text.split(",") if x]
 
 
 def main() -> int:
@@ -85,16 +148,38 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=20)
     ap.add_argument("--rate-users", default="1,10,50,200")
     ap.add_argument("--think-users", default="1000,5000,10000")
+    ap.add_argument("--procs", default="1,2,4", help="--procs N rows (200 backlogged users)")
+    ap.add_argument("--think-procs", default="2", help="--procs N rows of the largest "
+                    "--think-users")
+    ap.add_argument("--no-tsung", action="store_true", help="no Tsung rows")
     args = ap.parse_args()
     if not nginx_installed() or not os.access(LOAD, os.X_OK):
         sys.exit("bench_load: needs nginx (nginx-light) and build/bin/reqsched-load (make tools)")
+    tsung = not args.no_tsung and shutil.which("tsung") is not None
     with tempfile.TemporaryDirectory(prefix="rs-bench-load-") as d, NginxOrigin(d, BODY, cpu=1) as ng:
-        print(f"bench_load: nginx on CPU 1, reqsched-load on CPU 0, {args.seconds:.0f} s "
-              f"per run, 1,000-byte responses", flush=True)
-        for n in (int(x) for x in args.rate_users.split(",") if x):
+        print(f"bench_load: nginx on CPU 1, {args.seconds:.0f} s per run, 1,000-byte responses",
+              flush=True)
+        if shutil.which("wrk"):
+            print(run_wrk(ng.port, args.seconds), flush=True)
+        for n in ints(args.rate_users):
             print(run_load(d, ng.port, n, args.seconds, False), flush=True)
-        for n in (int(x) for x in args.think_users.split(",") if x):
-            print(run_load(d, ng.port, n, max(args.seconds, 30), True), flush=True)
+        for k in ints(args.procs):
+            print(run_load(d, ng.port, 200, args.seconds, False, procs=k), flush=True)
+        if tsung:
+            print(run_load(d, ng.port, 200, args.seconds, False, engine="tsung"), flush=True)
+            print(run_load(d, ng.port, 200, args.seconds, False, engine="tsung", dump=False),
+                  flush=True)
+            print(run_load(d, ng.port, 200, args.seconds, False, engine="tsung", own_vm=True),
+                  flush=True)
+        think = max(args.seconds, 30)
+        for n in ints(args.think_users):
+            print(run_load(d, ng.port, n, think, True), flush=True)
+        big = max(ints(args.think_users) or [0])
+        for k in ints(args.think_procs) if big else []:
+            print(run_load(d, ng.port, big, think, True, procs=k), flush=True)
+        if tsung and big:
+            print(run_load(d, ng.port, big, think, True, engine="tsung"), flush=True)
+            print(run_load(d, ng.port, big, think, True, engine="tsung", own_vm=True), flush=True)
     return 0
 
 

@@ -4,7 +4,9 @@
   reqsched-load summary LOG            what an access log holds (no traffic)
   reqsched-load replay LOG [...]       replay it faithfully (logreplay.py)
   reqsched-load sessions PROFILE [...] sessions of page loads under a load profile
-                                       (sessions.py)
+                                       (sessions.py; --procs N: over N processes,
+                                       multiproc.py)
+  reqsched-load tsung PROFILE [...]    one class of a profile run by Tsung (tsung.py)
   reqsched-load genlog OUT [...]       write a seeded synthetic access log (genlog.py)
   reqsched-load plot DIR               persecond.png from a run's persecond.csv
 
@@ -22,9 +24,10 @@ import csv
 import json
 import os
 import sys
+import time
 from typing import Optional
 
-from . import genlog, logparse, logreplay, sessions
+from . import genlog, logparse, logreplay, multiproc, sessions, tsung
 from .loadengine import Engine, format_report
 from .replay import parse_addr_range
 
@@ -91,18 +94,26 @@ def count(text: str) -> int:
 def run_engine(engine: Engine, tasks: list, duration: float, out: str, info: dict,
                plots: bool) -> int:
     asyncio.run(engine.run(tasks, duration))
+    return finish(engine, out, info, plots)
+
+
+def finish(engine: Engine, out: str, info: dict, plots: bool, quiet: bool = False) -> int:
+    """Write the run's outputs and replay.json (info and the counts), print the
+    summary (quiet: not, a worker of --procs)."""
     engine.write(out)
     done = sum(1 for t in engine.txns if t.end >= 0)
     errors = sum(1 for t in engine.txns if t.error)
     rep = engine.report()
-    print(format_report(rep), file=sys.stderr, flush=True)
+    if not quiet:
+        print(format_report(rep), file=sys.stderr, flush=True)
     info.update({"classes": rep, "t0_epoch": engine.t0_epoch, "duration_s": round(engine.elapsed, 3),
                  "users": list(engine.users.values()), "transactions": len(engine.txns),
                  "completed": done, "errors": errors, "interrupted": engine.interrupted})
     with open(os.path.join(out, "replay.json"), "w", encoding="utf-8") as f:
         json.dump(info, f, indent=1)
-    print(f"load: {len(engine.txns)} transactions, {done} completed, {errors} errors -> {out}",
-          file=sys.stderr, flush=True)
+    if not quiet:
+        print(f"load: {len(engine.txns)} transactions, {done} completed, {errors} errors -> "
+              f"{out}", file=sys.stderr, flush=True)
     if plots:
         plot_persecond(out)
     return 130 if engine.interrupted else 0
@@ -152,19 +163,89 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     classes, servers, port = sessions.load_profile(sessions.read_profile(args.profile),
                                                    os.path.dirname(os.path.abspath(args.profile)))
     engine = Engine(proxy_of(args.proxy), args.timeout, args.progress_s, args.proxy_password)
+    info: dict = {"profile": args.profile, "seed": args.seed,
+                  "classes_profile": [{"name": c.name, "unit": c.unit, "phases": c.phases,
+                                       "connections": c.model.connections} for c in classes]}
+    if args.worker:
+        k, n = args.worker
+        classes = [c.share(k, n) for c in classes]
     sl = sessions.SessionLoad(engine, classes, servers, port, args.seed)
-    print(f"load: {len(classes)} classes for {sl.duration():.0f} s via {args.proxy}",
-          file=sys.stderr, flush=True)
-    info = {"profile": args.profile, "seed": args.seed,
-            "classes_profile": [{"name": c.name, "unit": c.unit, "phases": c.phases,
-                                 "connections": c.model.connections} for c in classes]}
-    rc = run_engine(engine, sl.tasks(), sl.duration() + args.timeout, args.out, info,
-                    not args.no_plots)
-    if sl.no_address:
-        print(f"load: {sl.no_address} users not started: their class had no free address "
-              "(at most at once for users profiles, arrivals for sessions_per_s)",
-              file=sys.stderr)
+    bound = sl.duration() + args.timeout
+    if args.procs > 1:
+        print(f"load: {len(classes)} classes for {sl.duration():.0f} s via {args.proxy}, "
+              f"{args.procs} processes", file=sys.stderr, flush=True)
+        workers, why = multiproc.run_sessions(args, engine, bound)
+        if workers is None:
+            raise ValueError(why)
+        no_address = sum(w["no_address"] for w in workers)
+        info |= {"procs": args.procs, "no_address": no_address,
+                 "workers": [{"worker": w["worker"], "t0_offset_s": w["t0_offset_s"],
+                              "transactions": w["transactions"], "errors": w["errors"],
+                              "no_address": w["no_address"]} for w in workers]}
+        rc = finish(engine, args.out, info, not args.no_plots)
+    elif args.worker:
+        engine.progress_sink = lambda c: print(json.dumps(c), flush=True)
+        time.sleep(max(0.0, args.start_at - time.time()))
+        asyncio.run(engine.run(sl.tasks(), bound))
+        info |= {"worker": f"{k}/{n}", "no_address": sl.no_address,
+                 "spans": [[c, round(a, 4), round(b, 4)] for c, a, b in engine.spans]}
+        return finish(engine, args.out, info, False, quiet=True)
+    else:
+        print(f"load: {len(classes)} classes for {sl.duration():.0f} s via {args.proxy}",
+              file=sys.stderr, flush=True)
+        rc = run_engine(engine, sl.tasks(), bound, args.out, info, not args.no_plots)
+        no_address = sl.no_address
+    if no_address:
+        print(f"load: {no_address} users not started: their class had no free address "
+              "(at most at once for users profiles, arrivals for sessions_per_s"
+              f"{', summed over the processes' if args.procs > 1 else ''})", file=sys.stderr)
     return rc
+
+
+def cmd_tsung(args: argparse.Namespace) -> int:
+    classes, servers, port = sessions.load_profile(sessions.read_profile(args.profile),
+                                                   os.path.dirname(os.path.abspath(args.profile)))
+    names = [c.name for c in classes]
+    if args.cls is None and len(classes) > 1 or args.cls not in (None, *names):
+        raise ValueError(f"--class: one of {', '.join(names)} (a Tsung run drives one class)")
+    c = classes[names.index(args.cls)] if args.cls else classes[0]
+    os.makedirs(args.out, exist_ok=True)
+    conf = os.path.join(args.out, "tsung.xml")
+    lives = os.path.abspath(os.path.join(args.out, "lives.csv"))
+    tsung.write_config(tsung.config(c, servers, port, args.seed, args.timeout,
+                                    None if args.direct else proxy_of(args.proxy),
+                                    tuple(args.hosts.split(",")), not args.no_dump, lives), conf)
+    if c.unit == "users":
+        with open(lives, "w", encoding="utf-8") as f:
+            f.write(tsung.lives(c))
+    print(f"load: {conf}: class {c.name}, {len(c.addrs)} addresses, {c.duration:.0f} s "
+          f"{'direct' if args.direct else 'via ' + args.proxy}", file=sys.stderr, flush=True)
+    if args.config_only:
+        return 0
+    logs = tsung.run(conf, os.path.join(args.out, "tsung"), c.duration + args.timeout + 60,
+                     args.rsh)
+    print(f"load: tsung logs in {logs}", file=sys.stderr, flush=True)
+    info = {"profile": args.profile, "seed": args.seed, "engine": "tsung", "tsung_logs": logs,
+            "classes_profile": [{"name": c.name, "unit": c.unit, "phases": c.phases,
+                                 "connections": 1}]}
+    if args.no_dump:
+        t = tsung.totals(os.path.join(logs, "tsung.log"))
+        info |= {"duration_s": c.duration, "completed": t["requests"], "errors": t["errors"]}
+        with open(os.path.join(args.out, "replay.json"), "w", encoding="utf-8") as f:
+            json.dump(info, f, indent=1)
+        print(f"load: {t['requests']} requests, {t['errors']} errors (Tsung's totals; "
+              f"no per-second outputs without the dump)", file=sys.stderr, flush=True)
+        return 0
+    engine = tsung.convert(os.path.join(logs, "tsung.dump"), c.name)
+    return finish(engine, args.out, info, not args.no_plots)
+
+
+def worker_of(text: str) -> tuple[int, int]:
+    """K/N of --worker: share K (0 .. N-1) of N."""
+    k, _, n = text.partition("/")
+    if not (k.isdigit() and n.isdigit() and int(k) < int(n)):
+        raise argparse.ArgumentTypeError(f"{text!r} is not K/N with 0 <= K < N")
+    return int(k), int(n)
 
 
 def cmd_genlog(args: argparse.Namespace) -> int:
@@ -241,7 +322,33 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("profile", help="profile file (TOML or JSON)")
     common_args(p)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--procs", type=count, default=1,
+                   help="worker processes the users are split over (multiproc.py); "
+                        "one merged output")
+    p.add_argument("--worker", type=worker_of, help=argparse.SUPPRESS)
+    p.add_argument("--start-at", type=float, default=0.0, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_sessions)
+
+    p = sub.add_parser("tsung", help="one class of a sessions profile run by Tsung",
+                       description=tsung.__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("profile", help="profile file (TOML or JSON)")
+    common_args(p)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--class", dest="cls", metavar="NAME",
+                   help="the profile's class to run (needed if it has several)")
+    p.add_argument("--direct", action="store_true",
+                   help="to the profile's servers, not through --proxy")
+    p.add_argument("--hosts", default="localhost",
+                   help="Tsung client hosts, comma-separated (others than localhost: "
+                        "reached by ssh, the addresses dealt over them)")
+    p.add_argument("--rsh", default="", metavar="CMD",
+                   help="Tsung's remote shell for the other --hosts (tsung -r; default ssh)")
+    p.add_argument("--no-dump", action="store_true",
+                   help="no per-request log (tsung.dump): replay.json gets Tsung's totals, "
+                        "no per-second outputs")
+    p.add_argument("--config-only", action="store_true", help="write OUT/tsung.xml, do not run")
+    p.set_defaults(func=cmd_tsung)
 
     p = sub.add_parser("genlog", help="write a seeded synthetic access log",
                        description=genlog.__doc__,
@@ -269,6 +376,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = ap.parse_args(argv)
     if getattr(args, "max_conns", 1) < 1:
         ap.error("--max-conns must be >= 1")
+    if getattr(args, "procs", 1) < 1 or getattr(args, "procs", 1) > 1 and args.worker:
+        ap.error("--procs must be >= 1 (and is not given to a --worker)")
     try:
         return int(args.func(args))
     except (OSError, ValueError) as e:

@@ -251,6 +251,7 @@ class Engine:
         self.stop = asyncio.Event()
         self.interrupted = False
         self.elapsed = 0.0                                 # the run's length (run())
+        self.progress_sink: Optional[Callable[[dict], None]] = None
 
     def now(self) -> float:
         return time.monotonic() - self.t0
@@ -363,23 +364,25 @@ class Engine:
             return None
         return conn
 
-    def progress_line(self, last: tuple[int, int, float]) -> tuple[int, int, float]:
-        done = sum(1 for t in self.txns if t.end >= 0)
-        errs = sum(1 for t in self.txns if t.error)
-        total = sum(sum(d.values()) for d in self.bins.values())
-        now = self.now()
-        dt = max(now - last[2], 1e-6)
-        users = " ".join(f"{c}={n}" for c, n in sorted(self.active.items()))
-        print(f"load: t={now:6.1f}s users {users or '-'} started={len(self.txns)} done={done} "
-              f"errors={errs} {(done - last[0]) / dt:.1f} tx/s "
-              f"{(total - last[1]) * 8 / dt / 1e6:.2f} Mbit/s", file=sys.stderr, flush=True)
-        return done, total, now
+    def progress_counts(self) -> dict:
+        """What a progress line shows, as counts since the start (t: now)."""
+        return {"t": self.now(), "active": dict(self.active), "started": len(self.txns),
+                "done": sum(1 for t in self.txns if t.end >= 0),
+                "errors": sum(1 for t in self.txns if t.error),
+                "bytes": sum(sum(d.values()) for d in self.bins.values())}
 
     async def progress(self) -> None:
-        last = (0, 0, 0.0)
+        """Every progress_s: a progress line to stderr, or the counts to
+        progress_sink (a worker of reqsched-load --procs)."""
+        last = {"t": 0.0, "done": 0, "bytes": 0}
         while not self.stop.is_set():
             await self.sleep(self.progress_s)
-            last = self.progress_line(last)
+            cur = self.progress_counts()
+            if self.progress_sink is not None:
+                self.progress_sink(cur)
+            else:
+                print(format_progress(cur, last), file=sys.stderr, flush=True)
+            last = cur
 
     async def run(self, tasks: list, duration: float) -> None:
         """Run the user tasks (coroutines) until they end or duration passes
@@ -495,6 +498,16 @@ class Engine:
 def rounded(v: float) -> Optional[float]:
     """v to 0.1 (None for nan: no sample), for JSON."""
     return None if math.isnan(v) else round(v, 1)
+
+
+def format_progress(cur: dict, last: dict) -> str:
+    """The progress line of counts cur (Engine.progress_counts(), or their
+    sums over processes), rates since the counts last."""
+    dt = max(cur["t"] - last["t"], 1e-6)
+    users = " ".join(f"{c}={n}" for c, n in sorted(cur["active"].items()))
+    return (f"load: t={cur['t']:6.1f}s users {users or '-'} started={cur['started']} "
+            f"done={cur['done']} errors={cur['errors']} {(cur['done'] - last['done']) / dt:.1f} "
+            f"tx/s {(cur['bytes'] - last['bytes']) * 8 / dt / 1e6:.2f} Mbit/s")
 
 
 def format_report(rep: dict[str, dict]) -> str:

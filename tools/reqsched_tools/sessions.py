@@ -62,7 +62,7 @@ import math
 import os
 import random
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional
 
 from . import logparse
@@ -157,6 +157,28 @@ class ClassLoad:
     unit: str = "users"                        # users | sessions_per_s
     model: PageModel = field(default_factory=PageModel)
     login: str = ""                            # proxy login template: {n} = user number
+    # this process's share of the class (reqsched-load --procs, multiproc.py):
+    # of the users 1, 2, ... it runs users part+1, part+1+parts, ... on the
+    # addresses addrs[part::parts] of the whole range; 0 of 1 is all of it
+    part: int = 0
+    parts: int = 1
+
+    def share(self, part: int, parts: int) -> "ClassLoad":
+        """Share part (0 .. parts-1) of this whole class: every share's users
+        and addresses are disjoint and together they are the class's."""
+        return replace(self, addrs=self.addrs[part::parts], part=part, parts=parts)
+
+    def users_at(self, t: float) -> int:
+        """How many of the class's round(level(t)) users are this share's."""
+        return len(range(self.part, round(self.level(t)), self.parts))
+
+    def rate_at(self, t: float) -> float:
+        """This share's new sessions per second at t (sessions_per_s)."""
+        return self.level(t) / self.parts
+
+    def number(self, i: int) -> int:
+        """The class-wide number of this share's i-th user (i = 0, 1, ...)."""
+        return self.part + 1 + self.parts * i
 
     @property
     def duration(self) -> float:
@@ -352,15 +374,15 @@ class SessionLoad:
         eng = self.engine
         free = list(c.addrs)
         running: list[tuple[asyncio.Task, asyncio.Event, str]] = []
-        n, owed = 0, 0.0
+        i, owed = 0, 0.0
 
         def start(sessions: Optional[int]) -> bool:
-            nonlocal n
+            nonlocal i
             if not free:
                 return False
-            n += 1
             addr, ev = free.pop(0), asyncio.Event()
-            task = asyncio.create_task(self.user(c, n, addr, ev, sessions))
+            task = asyncio.create_task(self.user(c, c.number(i), addr, ev, sessions))
+            i += 1
             running.append((task, ev, addr))
             return True
 
@@ -369,15 +391,15 @@ class SessionLoad:
                 for r in [r for r in running if r[0].done()]:
                     running.remove(r)
                     free.append(r[2])
-                lvl = c.level(eng.now())
                 if c.unit == "users":
+                    want = c.users_at(eng.now())
                     staying = [r for r in running if not r[1].is_set()]
-                    short = sum(not start(None) for _ in range(round(lvl) - len(staying)))
+                    short = sum(not start(None) for _ in range(want - len(staying)))
                     self.no_address = max(self.no_address, short)
-                    for r in staying[round(lvl):]:
+                    for r in staying[want:]:
                         r[1].set()
                 else:
-                    owed += lvl * TICK_S
+                    owed += c.rate_at(eng.now()) * TICK_S
                     while owed >= 1.0:
                         owed -= 1.0
                         self.no_address += not start(1)
