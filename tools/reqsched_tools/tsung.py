@@ -243,6 +243,26 @@ FLUSH_S = 6.0
 DONE = b"All slaves have stopped"
 
 
+def epmd_running() -> bool:
+    """Erlang's port mapper answers (it outlives the tsung that started it)."""
+    try:
+        return subprocess.run(["epmd", "-names"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              check=False, timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def stop_epmd(wait_s: float = 10.0) -> None:
+    """Stop the port mapper tsung started as a daemon: it refuses while the
+    Erlang nodes that tsung left are still exiting, so ask again until it
+    stops (at most wait_s)."""
+    deadline = time.monotonic() + wait_s
+    while epmd_running() and time.monotonic() < deadline:
+        subprocess.run(["epmd", "-kill"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       check=False, timeout=10)
+        time.sleep(0.2)
+
+
 def run(conf: str, logdir: str, bound_s: float, rsh: str = "") -> str:
     """Run tsung on conf (at most bound_s, then it is killed; rsh: its remote
     shell, ssh by default); returns the directory of its logs."""
@@ -251,6 +271,7 @@ def run(conf: str, logdir: str, bound_s: float, rsh: str = "") -> str:
     if soft < need:
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(max(need, 65536), hard), hard))
     os.makedirs(logdir, exist_ok=True)
+    started_epmd = not epmd_running()
     # -i: a controller of its own (tsung_controller<pid>@host), so runs side
     # by side do not collide on Erlang's node name
     p = subprocess.Popen([TSUNG, "-f", conf, "-l", logdir, "-n", "-k", "-i", str(os.getpid()),
@@ -276,6 +297,8 @@ def run(conf: str, logdir: str, bound_s: float, rsh: str = "") -> str:
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
         p.wait()
+        if started_epmd:
+            stop_epmd()
     runs = sorted(glob.glob(os.path.join(logdir, "*", "tsung.log")), key=os.path.getmtime)
     if not done or not runs:
         why = "ran past its bound" if time.monotonic() >= deadline else "failed"
