@@ -177,7 +177,7 @@ def test_spliced_tunnel_slot_and_bytes(tunnels, tls_squid, tls_origin, cert):
             got += len(c)
             if SPLICE_BYTES // 4 < got and len(samples) < 3:
                 samples.append(sq.report())
-    assert got == SPLICE_BYTES and org.handshakes == 1
+    assert got == SPLICE_BYTES and org.handshakes == 1 and len(samples) == 3
     held = 1 if tunnels == "schedule" else 0
     for rp in samples:
         # past request_sched_long_transfer (64 KB) a scheduled tunnel has
@@ -396,8 +396,8 @@ def test_icap_service_holding_a_large_body_keeps_its_ticket(tls_squid, scripted_
     """The service reads the encapsulated headers and then nothing for 4 s
     (8,000,000-byte response): Squid's writes to it stop, its body pipe
     fills, and Squid stops reading the origin with the link idle (once the
-    origin's writes stalled for 0.3 s, at most 64 KB more in the next
-    1.5 s: a socket buffer growing). Past request_sched_long_transfer (64 KB) the response has left
+    origin's writes stalled for 0.3 s, at most 512 KB more in the next
+    1.5 s: socket buffers growing). Past request_sched_long_transfer (64 KB) the response has left
     the window (W = 0, long_transfers 1) but stays outstanding, not ended:
     its ticket, its flow and its user stay while the service holds it."""
     svc = icap_server(ICAP_HOLD, False)
@@ -414,8 +414,9 @@ def test_icap_service_holding_a_large_body_keeps_its_ticket(tls_squid, scripted_
     assert not svc.got_body.is_set()
     r = bg.join(30)[0]
     assert r.ok and r.body_len == ICAP_BIG, r
-    # a socket buffer may still grow by a step or two: far below any rate
-    assert sent1 < ICAP_BIG and sent2 - sent1 <= 65536, f"origin bytes moved during the hold: {sent1} -> {sent2}"
+    # socket buffers may still grow by a few steps (0-128 KB measured):
+    # under 3 Mbit/s, after about 6 MB in the first fraction of a second
+    assert sent1 < ICAP_BIG and sent2 - sent1 <= 524288, f"origin bytes moved during the hold: {sent1} -> {sent2}"
     for rp in (rp1, rp2):
         assert rp.g("W") == 0 and rp.g("long_transfers") == 1, rp.text
         assert rp.c("a", "outstanding") == 1 and rp.g("ended") == 0, rp.text
