@@ -109,7 +109,7 @@ def squid_factory(workdir: Path) -> Iterator[Callable[..., h.Squid]]:
     started: List[h.Squid] = []
 
     def make(name: str = "squid", start: bool = True, **kw: object) -> h.Squid:
-        if not h.SQUID_BIN.exists():
+        if not h.SQUID_BIN.exists() and "squid_bin" not in kw:
             pytest.skip(f"{h.SQUID_BIN} not built (make squid)")
         s = h.Squid(workdir / name, **kw)  # type: ignore[arg-type]
         started.append(s)
@@ -323,7 +323,9 @@ class ScriptedOrigin(LoopbackServer):
     """An HTTP origin on 127.0.0.1 whose answer to each request path is a
     Script (answers that reqsched-origin does not give: a 101 upgrade that
     then streams, a 304 or 204 with a Content-Length, a body cut short, a
-    response that stalls mid-body). One request per connection. `sent[path]`
+    response that stalls mid-body). `then()` queues further answers for a
+    path: each request takes the next, the last one stays. One request per
+    connection. `sent[path]`
     is every byte the kernel accepted for that path (head and body): what
     crossed towards Squid; `done[path]` is set once the answer is over."""
 
@@ -332,17 +334,21 @@ class ScriptedOrigin(LoopbackServer):
         self.scripts: dict = {}
         self.sent: dict = {}
         self.done: dict = {}
-        self.heads: dict = {}          # path -> the request head Squid sent
+        self.heads: dict = {}          # path -> the request heads Squid sent, in order
         self.stopping = threading.Event()
         super().__init__()
 
     def add(self, path: str, head: str, **script: object) -> str:
         """Answer requests for path with Script(head, **script); returns the URL."""
         import threading
-        self.scripts[path] = Script(head, **script)  # type: ignore[arg-type]
+        self.scripts[path] = [Script(head, **script)]  # type: ignore[arg-type]
         self.sent[path] = 0
         self.done[path] = threading.Event()
         return f"http://127.0.0.1:{self.port}{path}"
+
+    def then(self, path: str, head: str, **script: object) -> None:
+        """After the answers queued so far, answer path with Script(head, **script)."""
+        self.scripts[path].append(Script(head, **script))  # type: ignore[arg-type]
 
     def _accepted(self, c) -> None:
         import threading
@@ -360,8 +366,9 @@ class ScriptedOrigin(LoopbackServer):
                 buf += d
             head = buf.partition(b"\r\n\r\n")[0].decode("latin-1")
             path = head.split(" ", 2)[1]
-            self.heads[path] = head
-            sc = self.scripts[path]
+            self.heads.setdefault(path, []).append(head)
+            answers = self.scripts[path]
+            sc = answers.pop(0) if len(answers) > 1 else answers[0]
             c.sendall(sc.head)
             self.sent[path] += len(sc.head)
             block = b"s" * 16384

@@ -32,6 +32,9 @@ from reqsched_tools.paths import squid_state_dir, use_build_lib
 
 TOP = Path(__file__).resolve().parents[2]
 SQUID_BIN = Path(os.environ.get("RS_SQUID", TOP / "build/squid/sbin/squid"))
+# The build with OpenSSL and the ICAP client (make squid-tls-icap), for the
+# tests of test_tls_icap.py only.
+SQUID_TLS_ICAP_BIN = Path(os.environ.get("RS_SQUID_TLS_ICAP", TOP / "build/tls-icap/squid/sbin/squid"))
 use_build_lib()
 # Optional share dir (errors/, icons/, mime.conf) for a Squid not installed
 # under its configured prefix (e.g. a stock binary used to develop the harness).
@@ -329,11 +332,13 @@ class Squid:
 
     sched: the request_sched_* lines (or "" for a Squid without scheduler
     directives); extra: any other squid.conf lines; acls: acl lines the
-    sched lines refer to (placed before http_access).
+    sched lines refer to (placed before http_access); squid_bin: the
+    binary (SQUID_BIN unless given).
     """
 
     def __init__(self, workdir: Path, sched: str = "", extra: str = "",
-                 acls: str = "", cache: bool = False):
+                 acls: str = "", cache: bool = False, squid_bin: Optional[Path] = None):
+        self.bin = squid_bin or SQUID_BIN
         self.dir = Path(workdir)
         self.dir.mkdir(parents=True, exist_ok=True)
         os.chmod(self.dir, 0o777)
@@ -381,7 +386,7 @@ class Squid:
         out = open(self.dir / "squid.out", "w")
         # -N: no daemon, one process (the worker): its pid is ours, its RSS is
         # the scheduler's.  -d1: level-1 messages also to stderr (squid.out).
-        self.proc = subprocess.Popen([str(SQUID_BIN), "-N", "-d1", "-n", self.service, "-f", str(self.conf)],
+        self.proc = subprocess.Popen([str(self.bin), "-N", "-d1", "-n", self.service, "-f", str(self.conf)],
                                      stdout=out, stderr=subprocess.STDOUT,
                                      start_new_session=True)
         out.close()
@@ -405,7 +410,7 @@ class Squid:
         return self.proc is not None and self.proc.poll() is None
 
     def reconfigure(self) -> subprocess.CompletedProcess:
-        return subprocess.run([str(SQUID_BIN), "-n", self.service, "-k", "reconfigure", "-f", str(self.conf)],
+        return subprocess.run([str(self.bin), "-n", self.service, "-k", "reconfigure", "-f", str(self.conf)],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True, timeout=30)
 

@@ -1,0 +1,459 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Paths the lean build cannot reach (issue 12, items 7 and 8), against the
+build with OpenSSL and the ICAP client (make squid-tls-icap; skipped when it
+is absent; make check-protocols runs them):
+
+- SslBump peek-and-splice of a CONNECT (`ssl_bump peek step1`, `ssl_bump
+  splice all`): the splice at step 2 is a new, forced tunnel
+  (ConnStateData::splice() -> initiateTunneledRequest(): forceTunnel, the
+  client already has Squid's own 200) that goes through tunnelStart() and
+  the scheduler like any CONNECT. Its slot, its bytes, and a queue timeout,
+  which must close the connection without writing HTTP into the TLS stream
+  (patch 32).
+- ICAP RESPMOD (respmod_precache, a minimal ICAP server in this file that
+  echoes the response after a delay): whether the window slot stays held
+  while the service holds the virgin body.
+
+The TLS origin uses a self-signed certificate made at test time with
+openssl; the same certificate is the ssl-bump port's (it never signs
+anything: peek and splice only)."""
+from __future__ import annotations
+
+import socket
+import ssl
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Callable, Dict, Iterator, List, Tuple
+
+import pytest
+
+import rsharness as h
+from conftest import LoopbackServer
+from rsharness import Background, free_port, http_get, sched_conf, wait_until
+from test_sched import _block_window, assert_balanced, idle
+
+
+@pytest.fixture
+def tls_squid(squid_factory) -> Callable[..., h.Squid]:
+    """squid_factory for the build with OpenSSL and ICAP; skips when absent."""
+    if not h.SQUID_TLS_ICAP_BIN.exists():
+        pytest.skip(f"{h.SQUID_TLS_ICAP_BIN} not built (make squid-tls-icap)")
+
+    def make(**kw: object) -> h.Squid:
+        return squid_factory(squid_bin=h.SQUID_TLS_ICAP_BIN, **kw)
+    return make
+
+
+# --------------------------------------------------------------------------
+# SslBump peek-and-splice
+# --------------------------------------------------------------------------
+@pytest.fixture
+def cert(workdir: Path) -> Path:
+    """A self-signed CA certificate and its key in one PEM file."""
+    pem = workdir / "rstest-ca.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                    "-subj", "/CN=rstest", "-addext", "basicConstraints=critical,CA:TRUE",
+                    "-addext", "keyUsage=critical,keyCertSign,digitalSignature,keyEncipherment",
+                    "-keyout", str(pem), "-out", str(workdir / "cert.pem")],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+    with open(pem, "a") as f:
+        f.write((workdir / "cert.pem").read_text())
+    pem.chmod(0o644)
+    return pem
+
+
+class TlsStreamer(LoopbackServer):
+    """A TLS server on 127.0.0.1: after the handshake sends `nbytes` of
+    application data at `rate_bps`, then closes. `accepted` counts TCP
+    connections, `handshakes` completed TLS handshakes."""
+
+    def __init__(self, pem: Path, nbytes: int, rate_bps: float):
+        self.ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.ctx.load_cert_chain(str(pem))
+        self.nbytes, self.rate_bps = nbytes, rate_bps
+        self.accepted = self.handshakes = 0
+        self.done = threading.Event()
+        super().__init__()
+
+    def _accepted(self, c: socket.socket) -> None:
+        self.accepted += 1
+        threading.Thread(target=self._serve, args=(c,), daemon=True).start()
+
+    def _serve(self, c: socket.socket) -> None:
+        try:
+            c.settimeout(30)
+            with self.ctx.wrap_socket(c, server_side=True) as t:
+                self.handshakes += 1
+                block, left, t0 = b"t" * 16384, self.nbytes, time.monotonic()
+                while left > 0 and not self._stop:
+                    left -= t.send(block[:min(left, len(block))])
+                    ahead = t0 + (self.nbytes - left) * 8 / self.rate_bps - time.monotonic()
+                    if ahead > 0:
+                        time.sleep(ahead)
+        except OSError:
+            pass
+        finally:
+            c.close()
+            self.done.set()
+
+
+@pytest.fixture
+def tls_origin(cert: Path) -> Iterator[Callable[[int, float], TlsStreamer]]:
+    made: List[TlsStreamer] = []
+
+    def make(nbytes: int, rate_bps: float) -> TlsStreamer:
+        s = TlsStreamer(cert, nbytes, rate_bps)
+        made.append(s)
+        return s
+    yield make
+    for s in made:
+        s.stop()
+
+
+def bump_conf(cert: Path, port: int, peek_step2: bool = False) -> str:
+    """peek at step 1 (and step 2 if asked), then splice; Squid does not
+    verify the origin's self-signed certificate when it peeks at it."""
+    return (f"http_port 127.0.0.1:{port} ssl-bump tls-cert={cert}\n"
+            "tls_outgoing_options flags=DONT_VERIFY_PEER\n"
+            "acl step1 at_step SslBump1\n"
+            "acl step2 at_step SslBump2\n"
+            "ssl_bump peek step1\n"
+            + ("ssl_bump peek step2\n" if peek_step2 else "")
+            + "ssl_bump splice all\n")
+
+
+def connect_through(port: int, target_port: int) -> Tuple[socket.socket, bytes]:
+    """CONNECT on the ssl-bump port; returns the socket and Squid's answer head."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=20)
+    s.sendall(f"CONNECT 127.0.0.1:{target_port} HTTP/1.1\r\nHost: 127.0.0.1:{target_port}\r\n\r\n".encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        c = s.recv(1)        # byte by byte: nothing after the head is ours
+        if not c:
+            break
+        head += c
+    return s, head
+
+
+def _client_ctx() -> ssl.SSLContext:
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    return ctx
+
+
+SPLICE_BYTES = 1_000_000
+SPLICE_BPS = 2_000_000             # 4 s
+
+
+@pytest.mark.parametrize("tunnels", ["count", "schedule"])
+def test_spliced_tunnel_slot_and_bytes(tunnels, tls_squid, tls_origin, cert):
+    """A CONNECT peeked at step 1 and spliced at step 2; the origin streams
+    1,000,000 bytes of TLS application data over about 4 s. With `schedule`
+    the spliced tunnel waits for a slot and is released; once 64 KB crossed
+    it is a long transfer outside the window (W = 0, outstanding 1,
+    long_transfers 1 while it streams) and ends when it closes; with
+    `count` it holds nothing. Either way its bytes are charged to the
+    class (the TLS records: the application data plus the handshake and
+    the records' overhead), and the CONNECT that Squid answered itself
+    before bumping is not scheduled: one request released (schedule) or
+    none (count)."""
+    bump = free_port()
+    sq = tls_squid(sched=sched_conf(window="fixed 1", more=f"request_sched_tunnels {tunnels}"),
+                   extra=bump_conf(cert, bump))
+    org = tls_origin(SPLICE_BYTES, SPLICE_BPS)
+    s, head = connect_through(bump, org.port)
+    assert head.startswith(b"HTTP/1.1 200"), head
+    got = 0
+    samples: List[h.Report] = []
+    with _client_ctx().wrap_socket(s, server_hostname="rstest") as t:
+        t.settimeout(20)
+        while True:
+            c = t.recv(65536)
+            if not c:
+                break
+            got += len(c)
+            if SPLICE_BYTES // 4 < got and len(samples) < 3:
+                samples.append(sq.report())
+    assert got == SPLICE_BYTES and org.handshakes == 1 and len(samples) == 3
+    held = 1 if tunnels == "schedule" else 0
+    for rp in samples:
+        # past request_sched_long_transfer (64 KB) a scheduled tunnel has
+        # left the window like any long response: W = 0, still outstanding
+        assert rp.g("W") == 0 and rp.c("a", "outstanding") == held, rp.text
+        assert rp.g("long_transfers") == held and rp.g("ended") == 0, rp.text
+    rp = idle(sq)
+    assert_balanced(rp)
+    assert rp.g("released") == held, rp.text
+    charged = rp.c("a", "bytes")
+    # the records add about 22 bytes per 16 KB record; the handshake a few KB
+    assert SPLICE_BYTES < charged < SPLICE_BYTES + 16384, f"charged {charged:.0f}:\n{rp.text}"
+    print(f"spliced {tunnels}: W/outstanding/long_transfers while streaming "
+          f"{[(r.g('W'), r.c('a', 'outstanding'), r.g('long_transfers')) for r in samples]}, "
+          f"charged {charged:.0f} bytes for {SPLICE_BYTES} of application data")
+
+
+def test_queued_splice_times_out_without_http_bytes(tls_squid, tls_origin, origin, cert):
+    """`schedule`, `fixed 1` held by a 4 s blocker, a 1 s queue timeout: the
+    client has Squid's own 200 for its CONNECT and sends its ClientHello;
+    the spliced tunnel waits in the queue and at the timeout the connection
+    is closed with nothing written after the 200 (before patch 32: an HTTP
+    503 inside the TLS stream). The origin never sees a connection."""
+    bump = free_port()
+    sq = tls_squid(sched=sched_conf(window="fixed 1", more="request_sched_tunnels schedule\n"
+                                                           "request_sched_queue_timeout 1 second"),
+                   extra=bump_conf(cert, bump))
+    org = tls_origin(SPLICE_BYTES, SPLICE_BPS)
+    blocker = _block_window(sq, origin, 1, 4000)
+    wait_until(lambda: sq.report().g("W") == 1, 5, what="the blocker to hold the one slot")
+    s, head = connect_through(bump, org.port)
+    assert head.startswith(b"HTTP/1.1 200"), head
+    out = ssl.MemoryBIO()
+    tls = _client_ctx().wrap_bio(ssl.MemoryBIO(), out, server_hostname="rstest")
+    with pytest.raises(ssl.SSLWantReadError):
+        tls.do_handshake()
+    t0 = time.monotonic()
+    s.sendall(out.read())                            # the ClientHello
+    wait_until(lambda: sq.report().g("queued") == 1, 5, what="the spliced tunnel to wait in the queue")
+    after = b""
+    with s:
+        while True:
+            c = s.recv(65536)
+            if not c:
+                break
+            after += c
+    waited = time.monotonic() - t0
+    assert after == b"", f"bytes written into the TLS stream: {after[:200]!r}"
+    assert 0.9 <= waited < 3.5, f"closed after {waited:.2f}s (queue timeout 1 s, blocker 4 s)"
+    assert org.accepted == 0
+    assert blocker.join(10)[0].ok
+    rp = idle(sq)
+    assert_balanced(rp)
+    assert rp.g("timeouts") == 1 and rp.g("released") == 1, rp.text
+    print(f"queued splice: closed after {waited:.2f}s, {len(after)} bytes after the 200")
+
+
+def test_splice_after_a_step2_peek_is_counted_never_queued(tls_squid, tls_origin, origin, cert):
+    """`ssl_bump peek step2` as well: Squid connects to the origin to peek
+    at its certificate (FwdState::fwdStart(), outside the scheduler) and
+    the splice at step 3 turns that connection into a tunnel
+    (switchToTunnel(), as for a 101 upgrade): charged to the class, never
+    queued, holding no slot. With `schedule` and `fixed 1` held by a 4 s
+    blocker, the client gets all 200,000 bytes (0.8 s at 2 Mbit/s) while
+    the blocker still holds the only slot."""
+    nbytes = 200_000
+    bump = free_port()
+    sq = tls_squid(sched=sched_conf(window="fixed 1", more="request_sched_tunnels schedule"),
+                   extra=bump_conf(cert, bump, peek_step2=True))
+    org = tls_origin(nbytes, SPLICE_BPS)
+    blocker = _block_window(sq, origin, 1, 4000)
+    wait_until(lambda: sq.report().g("W") == 1, 5, what="the blocker to hold the one slot")
+    t0 = time.monotonic()
+    s, head = connect_through(bump, org.port)
+    assert head.startswith(b"HTTP/1.1 200"), head
+    got = 0
+    with _client_ctx().wrap_socket(s, server_hostname="rstest") as t:
+        t.settimeout(20)
+        while c := t.recv(65536):
+            got += len(c)
+    took = time.monotonic() - t0
+    rp1 = sq.report()
+    assert got == nbytes and org.handshakes == 1
+    assert took < 3.0, f"the splice took {took:.2f}s: it waited for the blocker's slot"
+    assert rp1.g("W") == 1 and rp1.g("queued") == 0 and rp1.g("released") == 1, rp1.text
+    assert blocker.join(10)[0].ok
+    rp = idle(sq)
+    assert_balanced(rp)
+    assert rp.g("released") == 1, rp.text
+    assert nbytes < rp.c("a", "foreign_bytes") < nbytes + 16384, rp.text
+    print(f"step-3 splice: {got} bytes in {took:.2f}s beside the blocker, foreign_bytes "
+          f"{rp.c('a', 'foreign_bytes'):.0f}, released {rp.g('released'):.0f}")
+
+
+# --------------------------------------------------------------------------
+# ICAP RESPMOD
+# --------------------------------------------------------------------------
+class IcapServer(LoopbackServer):
+    """A minimal ICAP/1.0 RESPMOD service that echoes the response. `hold`:
+    seconds it waits after the encapsulated headers before reading the
+    body (its receive buffer is 64 KB, so Squid's writes stop soon), or,
+    with `answer_late`, after reading the whole body before answering.
+    `got_headers` is set when a RESPMOD's headers arrived, `got_body` when
+    its whole body did."""
+
+    def __init__(self, hold: float, answer_late: bool):
+        self.hold, self.answer_late = hold, answer_late
+        self.got_headers, self.got_body = threading.Event(), threading.Event()
+        self.respmods = 0
+        super().__init__()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+
+    def url(self) -> str:
+        return f"icap://127.0.0.1:{self.port}/respmod"
+
+    def _accepted(self, c: socket.socket) -> None:
+        c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+        threading.Thread(target=self._serve, args=(c,), daemon=True).start()
+
+    def _serve(self, c: socket.socket) -> None:
+        f = c.makefile("rb")
+        try:
+            c.settimeout(60)
+            while not self._stop:
+                head = self._head(f)
+                if not head:
+                    return
+                method = head[0].split(" ", 1)[0]
+                fields = {k.strip().lower(): v.strip() for k, _, v in (ln.partition(":") for ln in head[1:])}
+                if method == "OPTIONS":
+                    c.sendall(b"ICAP/1.0 200 OK\r\nMethods: RESPMOD\r\nService: rstest\r\n"
+                              b"ISTag: \"rs1\"\r\nOptions-TTL: 3600\r\nMax-Connections: 100\r\n"
+                              b"Encapsulated: null-body=0\r\n\r\n")
+                    continue
+                self._respmod(c, f, fields["encapsulated"])
+        except (OSError, ValueError, KeyError):
+            return
+        finally:
+            c.close()
+
+    @staticmethod
+    def _head(f) -> List[str]:
+        lines: List[str] = []
+        while True:
+            ln = f.readline()
+            if not ln:
+                return []
+            ln = ln.decode("latin-1").rstrip("\r\n")
+            if not ln:
+                return lines
+            lines.append(ln)
+
+    def _respmod(self, c: socket.socket, f, encapsulated: str) -> None:
+        parts: Dict[str, int] = {k.strip(): int(v) for k, _, v in (p.partition("=") for p in encapsulated.split(","))}
+        body_at = parts.get("res-body", parts.get("null-body", 0))
+        hdrs = f.read(body_at)
+        res_hdr = hdrs[parts["res-hdr"]:]
+        self.respmods += 1
+        self.got_headers.set()
+        if not self.answer_late:
+            time.sleep(self.hold)
+        chunks: List[bytes] = []
+        if "res-body" in parts:
+            while True:
+                size = int(f.readline().split(b";")[0], 16)
+                chunks.append(f.read(size))
+                f.readline()
+                if size == 0:
+                    break
+        body = b"".join(chunks)
+        self.got_body.set()
+        if self.answer_late:
+            time.sleep(self.hold)
+        enc = f"res-hdr=0, res-body={len(res_hdr)}" if "res-body" in parts else f"res-hdr=0, null-body={len(res_hdr)}"
+        c.sendall(f"ICAP/1.0 200 OK\r\nISTag: \"rs1\"\r\nEncapsulated: {enc}\r\n\r\n".encode() + res_hdr
+                  + (f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n" if body else b"0\r\n\r\n"))
+
+
+def icap_conf(svc: IcapServer) -> str:
+    return ("icap_enable on\n"
+            "icap_preview_enable off\n"
+            f"icap_service rsicap respmod_precache {svc.url()} bypass=off\n"
+            "adaptation_access rsicap allow all\n")
+
+
+ICAP_HOLD = 4.0
+ICAP_BIG = 8_000_000               # far more than the socket buffers and Squid's body pipe
+ICAP_SMALL = 50_000
+
+
+@pytest.fixture
+def icap_server() -> Iterator[Callable[[float, bool], IcapServer]]:
+    made: List[IcapServer] = []
+
+    def make(hold: float, answer_late: bool) -> IcapServer:
+        s = IcapServer(hold, answer_late)
+        made.append(s)
+        return s
+    yield make
+    for s in made:
+        s.stop()
+
+
+def _unchanged(origin, path: str, quiet: float) -> bool:
+    """The origin wrote nothing more for path in `quiet` seconds."""
+    before = origin.sent[path]
+    time.sleep(quiet)
+    return origin.sent[path] == before
+
+
+def _icap_fetch(sq: h.Squid, url: str) -> Background:
+    return Background([lambda: http_get(sq.port, url, timeout=30)])
+
+
+def test_icap_service_holding_a_large_body_keeps_its_ticket(tls_squid, scripted_origin, icap_server):
+    """The service reads the encapsulated headers and then nothing for 4 s
+    (8,000,000-byte response): Squid's writes to it stop, its body pipe
+    fills, and Squid stops reading the origin with the link idle (once the
+    origin's writes stalled for 0.3 s, at most 512 KB more in the next
+    1.5 s: socket buffers growing). Past request_sched_long_transfer (64 KB) the response has left
+    the window (W = 0, long_transfers 1) but stays outstanding, not ended:
+    its ticket, its flow and its user stay while the service holds it."""
+    svc = icap_server(ICAP_HOLD, False)
+    sq = tls_squid(sched=sched_conf(window="fixed 1"), extra=icap_conf(svc))
+    url = scripted_origin.add("/icap-big", "HTTP/1.1 200 OK\nContent-Length: %d\nCache-Control: no-store\n"
+                              "Connection: close\n" % ICAP_BIG, body=ICAP_BIG)
+    bg = _icap_fetch(sq, url)
+    assert svc.got_headers.wait(10), "no RESPMOD reached the service"
+    wait_until(lambda: _unchanged(scripted_origin, "/icap-big", 0.3), 2.5, step=0,
+               what="the origin's writes to stall")
+    sent1, rp1 = scripted_origin.sent["/icap-big"], sq.report()
+    time.sleep(1.5)
+    sent2, rp2 = scripted_origin.sent["/icap-big"], sq.report()
+    assert not svc.got_body.is_set()
+    r = bg.join(30)[0]
+    assert r.ok and r.body_len == ICAP_BIG, r
+    # socket buffers may still grow by a few steps (0-128 KB measured):
+    # under 3 Mbit/s, after about 6 MB in the first fraction of a second
+    assert sent1 < ICAP_BIG and sent2 - sent1 <= 524288, f"origin bytes moved during the hold: {sent1} -> {sent2}"
+    for rp in (rp1, rp2):
+        assert rp.g("W") == 0 and rp.g("long_transfers") == 1, rp.text
+        assert rp.c("a", "outstanding") == 1 and rp.g("ended") == 0, rp.text
+    rp = idle(sq)
+    assert_balanced(rp)
+    assert rp.g("released") == 1 and svc.respmods == 1, rp.text
+    print(f"ICAP holding the body: W {rp1.g('W'):.0f}/{rp2.g('W'):.0f}, outstanding "
+          f"{rp1.c('a', 'outstanding'):.0f}/{rp2.c('a', 'outstanding'):.0f}, class bytes "
+          f"{rp1.c('a', 'bytes'):.0f}/{rp2.c('a', 'bytes'):.0f}, origin stalled at {sent1} -> {sent2} of {ICAP_BIG} bytes")
+
+
+def test_icap_late_answer_holds_the_slot(tls_squid, scripted_origin, icap_server):
+    """The service reads the whole 50,000-byte virgin body at once and
+    answers 4 s later. The origin's response is over, but Squid's server
+    side completes the forwarding only once the adaptation is done
+    (Client::serverComplete2() waits for doneWithAdaptation()): the slot
+    stays held (W = 1, not ended) for the whole delay with nothing on the
+    link, and ends after the service answered."""
+    svc = icap_server(ICAP_HOLD, True)
+    sq = tls_squid(sched=sched_conf(window="fixed 1"), extra=icap_conf(svc))
+    url = scripted_origin.add("/icap-small", "HTTP/1.1 200 OK\nContent-Length: %d\nCache-Control: no-store\n"
+                              "Connection: close\n" % ICAP_SMALL, body=ICAP_SMALL)
+    bg = _icap_fetch(sq, url)
+    assert svc.got_body.wait(10), "the service did not get the whole body"
+    assert scripted_origin.done["/icap-small"].wait(5)
+    t0 = time.monotonic()
+    time.sleep(0.5)
+    rp1 = sq.report()
+    time.sleep(1.5)
+    rp2 = sq.report()
+    assert bg.threads[0].is_alive(), "the client got its response before the service answered"
+    r = bg.join(30)[0]
+    assert r.ok and r.body_len == ICAP_SMALL, r
+    for rp in (rp1, rp2):
+        assert rp.g("W") == 1 and rp.c("a", "outstanding") == 1 and rp.g("ended") == 0, rp.text
+    rp = idle(sq)
+    assert_balanced(rp)
+    assert rp.g("released") == 1 and rp.g("ended") == 1, rp.text
+    print(f"ICAP answering late: W {rp1.g('W'):.0f}/{rp2.g('W'):.0f} 0.5 s and 2 s after the origin's "
+          f"end, ended after {time.monotonic() - t0:.2f}s")
