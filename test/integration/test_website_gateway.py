@@ -14,7 +14,6 @@ from __future__ import annotations
 import collections
 import http.server
 import re
-import socket
 import threading
 import time
 from pathlib import Path
@@ -112,20 +111,6 @@ def gateway(squid_factory: Callable[..., h.Squid], origin: Origin, table: Path, 
     return squid_factory(sched=sched, extra=extra, acls=acls, start=start), port
 
 
-def get(port: int, path: str, src: str = "127.0.0.1", timeout: float = 30) -> Tuple[int, float]:
-    """One origin-form request to the accelerator: (status, end time)."""
-    with socket.socket() as s:
-        s.bind((src, 0))
-        s.settimeout(timeout)
-        s.connect(("127.0.0.1", port))
-        s.sendall(f"GET {path} HTTP/1.0\r\nHost: {SITE}\r\n\r\n".encode())
-        data = b""
-        while chunk := s.recv(65536):
-            data += chunk
-    m = re.match(rb"HTTP/1\.[01] (\d+)", data)
-    return (int(m.group(1)) if m else 0), time.monotonic()
-
-
 def load(port: int, jobs: List[Tuple[str, str, int]], seconds: float) -> List[Tuple[str, str, int, float]]:
     """Each (src, path, clients): that many clients requesting path back to
     back from src for `seconds`. Returns (src, path, status, end time) of
@@ -136,9 +121,9 @@ def load(port: int, jobs: List[Tuple[str, str, int]], seconds: float) -> List[Tu
 
     def client(src: str, path: str) -> None:
         while time.monotonic() < deadline:
-            status, t = get(port, path, src)
+            r = h.http_get(port, f"http://{SITE}{path}", src=src, timeout=30)
             with lock:
-                done.append((src, path, status, t))
+                done.append((src, path, r.status, r.t_end))
 
     threads = [threading.Thread(target=client, args=(src, path)) for src, path, n in jobs for _ in range(n)]
     for t in threads:
