@@ -276,6 +276,13 @@ def common_args(p: argparse.ArgumentParser) -> None:
                         "to the proxy: Basic LOGIN:PW")
 
 
+def profile_args(p: argparse.ArgumentParser) -> None:
+    """The arguments of the commands that run a sessions profile."""
+    p.add_argument("profile", help="profile file (TOML or JSON)")
+    common_args(p)
+    p.add_argument("--seed", type=int, default=1)
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(prog="reqsched-load", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -319,9 +326,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     p = sub.add_parser("sessions", help="sessions of page loads under a load profile",
                        description=sessions.__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("profile", help="profile file (TOML or JSON)")
-    common_args(p)
-    p.add_argument("--seed", type=int, default=1)
+    profile_args(p)
     p.add_argument("--procs", type=count, default=1,
                    help="worker processes the users are split over (multiproc.py); "
                         "one merged output")
@@ -332,9 +337,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     p = sub.add_parser("tsung", help="one class of a sessions profile run by Tsung",
                        description=tsung.__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("profile", help="profile file (TOML or JSON)")
-    common_args(p)
-    p.add_argument("--seed", type=int, default=1)
+    profile_args(p)
     p.add_argument("--class", dest="cls", metavar="NAME",
                    help="the profile's class to run (needed if it has several)")
     p.add_argument("--direct", action="store_true",
