@@ -262,6 +262,20 @@ def http_keepalive(proxy_port: int, urls: List[str], src: str = "127.0.0.1",
     return out
 
 
+def send_paced(send: Callable[[bytes], int], nbytes: int, block: bytes, rate_bps: float,
+               stopped: Callable[[], bool] = lambda: False) -> None:
+    """A test origin's body: nbytes through send() in pieces of `block`, on
+    average at most rate_bps (0: as fast as the socket takes them), until
+    stopped()."""
+    left, t0 = nbytes, time.monotonic()
+    while left > 0 and not stopped():
+        left -= send(block[:min(left, len(block))])
+        if rate_bps:
+            ahead = t0 + (nbytes - left) * 8 / rate_bps - time.monotonic()
+            if ahead > 0:
+                time.sleep(ahead)
+
+
 def run_parallel(jobs: List[Callable[[], Result]], workers: int) -> List[Result]:
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as ex:
         return list(ex.map(lambda f: f(), jobs))

@@ -201,15 +201,8 @@ class SmallMssOrigin:
             elif not self.raw:
                 c.sendall(f"HTTP/1.1 200 OK\r\nContent-Length: {self.nbytes}\r\n"
                           "Cache-Control: no-store\r\nConnection: close\r\n\r\n".encode())
-            block = b"y" * (16384 if self.rate_bps else 65536)
-            left = self.nbytes
-            t0 = time.monotonic()
-            while left > 0:
-                left -= c.send(block[:min(left, len(block))])
-                if self.rate_bps:   # the server's own bandwidth
-                    ahead = t0 + (self.nbytes - left) * 8 / self.rate_bps - time.monotonic()
-                    if ahead > 0:
-                        time.sleep(ahead)
+            # at the server's own bandwidth, if it has one
+            h.send_paced(c.send, self.nbytes, b"y" * (16384 if self.rate_bps else 65536), self.rate_bps)
         except OSError:
             pass
         finally:

@@ -86,12 +86,7 @@ class TlsStreamer(LoopbackServer):
             c.settimeout(30)
             with self.ctx.wrap_socket(c, server_side=True) as t:
                 self.handshakes += 1
-                block, left, t0 = b"t" * 16384, self.nbytes, time.monotonic()
-                while left > 0 and not self._stop:
-                    left -= t.send(block[:min(left, len(block))])
-                    ahead = t0 + (self.nbytes - left) * 8 / self.rate_bps - time.monotonic()
-                    if ahead > 0:
-                        time.sleep(ahead)
+                h.send_paced(t.send, self.nbytes, b"t" * 16384, self.rate_bps, lambda: self._stop)
         except OSError:
             pass
         finally:
@@ -388,8 +383,16 @@ def _unchanged(origin, path: str, quiet: float) -> bool:
     return origin.sent[path] == before
 
 
-def _icap_fetch(sq: h.Squid, url: str) -> Background:
-    return Background([lambda: http_get(sq.port, url, timeout=30)])
+def _icap_fetch(icap_server, tls_squid, scripted_origin, path: str, size: int,
+                answer_late: bool) -> Tuple[IcapServer, h.Squid, Background]:
+    """A Squid (fixed 1) whose responses go through an ICAP service holding
+    them ICAP_HOLD s, and one client fetching `size` no-store bytes of path
+    in the background."""
+    svc = icap_server(ICAP_HOLD, answer_late)
+    sq = tls_squid(sched=sched_conf(window="fixed 1"), extra=icap_conf(svc))
+    url = scripted_origin.add(path, "HTTP/1.1 200 OK\nContent-Length: %d\nCache-Control: no-store\n"
+                              "Connection: close\n" % size, body=size)
+    return svc, sq, Background([lambda: http_get(sq.port, url, timeout=30)])
 
 
 def test_icap_service_holding_a_large_body_keeps_its_ticket(tls_squid, scripted_origin, icap_server):
@@ -400,11 +403,7 @@ def test_icap_service_holding_a_large_body_keeps_its_ticket(tls_squid, scripted_
     1.5 s: socket buffers growing). Past request_sched_long_transfer (64 KB) the response has left
     the window (W = 0, long_transfers 1) but stays outstanding, not ended:
     its ticket, its flow and its user stay while the service holds it."""
-    svc = icap_server(ICAP_HOLD, False)
-    sq = tls_squid(sched=sched_conf(window="fixed 1"), extra=icap_conf(svc))
-    url = scripted_origin.add("/icap-big", "HTTP/1.1 200 OK\nContent-Length: %d\nCache-Control: no-store\n"
-                              "Connection: close\n" % ICAP_BIG, body=ICAP_BIG)
-    bg = _icap_fetch(sq, url)
+    svc, sq, bg = _icap_fetch(icap_server, tls_squid, scripted_origin, "/icap-big", ICAP_BIG, False)
     assert svc.got_headers.wait(10), "no RESPMOD reached the service"
     wait_until(lambda: _unchanged(scripted_origin, "/icap-big", 0.3), 2.5, step=0,
                what="the origin's writes to stall")
@@ -435,11 +434,7 @@ def test_icap_late_answer_holds_the_slot(tls_squid, scripted_origin, icap_server
     (Client::serverComplete2() waits for doneWithAdaptation()): the slot
     stays held (W = 1, not ended) for the whole delay with nothing on the
     link, and ends after the service answered."""
-    svc = icap_server(ICAP_HOLD, True)
-    sq = tls_squid(sched=sched_conf(window="fixed 1"), extra=icap_conf(svc))
-    url = scripted_origin.add("/icap-small", "HTTP/1.1 200 OK\nContent-Length: %d\nCache-Control: no-store\n"
-                              "Connection: close\n" % ICAP_SMALL, body=ICAP_SMALL)
-    bg = _icap_fetch(sq, url)
+    svc, sq, bg = _icap_fetch(icap_server, tls_squid, scripted_origin, "/icap-small", ICAP_SMALL, True)
     assert svc.got_body.wait(10), "the service did not get the whole body"
     assert scripted_origin.done["/icap-small"].wait(5)
     t0 = time.monotonic()
