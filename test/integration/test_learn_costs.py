@@ -46,6 +46,9 @@ def test_learned_heavy_page_one_at_a_time(squid_factory: Callable[..., h.Squid],
     r = h.http_get(port, f"http://{SITE}/bad")
     assert r.status == 200 and "server-timing" not in r.headers, r.headers
     rep = sq.report()
+    print(f"warm-up {len(warm)}, then {dict(n)}; " + ", ".join(
+        f"{k} {rep.glob[k]}" for k in ("cost_default", "cost_learned_url", "cost_learned_pattern", "cost_reports",
+                                       "cost_reports_malformed", "learned_entries", "learned_trusted")))
     assert rep.glob["page_table"] == "none" and rep.glob["learn_costs"] == "on"
     # every response reported (the /bad one too: its bw was valid)
     assert rep.g("cost_reports") == len(warm) + len(done) + 1, rep.text
@@ -109,8 +112,9 @@ def test_table_line_before_learned_url(squid_factory: Callable[..., h.Squid], si
     load(port, [("127.0.0.1", "/cheap/a", 4)], 1.5)
     assert site.peak["/cheap/a"] == 1, site.peak
     rep = sq.report()
-    # 4 /cheap/a at the pattern's 1 % before the URL was trusted
-    assert rep.g("cost_pattern") == 4 and rep.g("cost_learned_url") >= 10, rep.text
+    # /cheap/a at the pattern's 1 % until the URL's third report: the 4
+    # sent at once, and the ones sent after the first and second reports
+    assert 4 <= rep.g("cost_pattern") <= 6 and rep.g("cost_learned_url") >= 10, rep.text
     assert rep.g("cost_exact") >= 15 and rep.g("cost_default") == 0, rep.text
 
 
