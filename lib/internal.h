@@ -840,4 +840,9 @@ static inline void rs_foreign_bytes(struct rs_sched *s, uint32_t cls,
 	rs_account_bytes(s, cls, rs_users_find(&s->users, cls, user), n, now);
 }
 
+/* misc.c: FNV-1a 64 continued from h (rs_hash() is it from the basis,
+ * 0 mapped to 1) */
+#define RS_FNV_BASIS 0xcbf29ce484222325ULL
+uint64_t rs_fnv(uint64_t h, const void *data, size_t len);
+
 #endif /* REQSCHED_INTERNAL_H */

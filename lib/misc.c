@@ -20,16 +20,23 @@ const char *rs_strerror(int err)
 	}
 }
 
-/* FNV-1a 64; 0 is reserved for "unknown key". */
-uint64_t rs_hash(const void *data, size_t len)
+/* FNV-1a 64 of data, continued from h (RS_FNV_BASIS for a new hash). */
+uint64_t rs_fnv(uint64_t h, const void *data, size_t len)
 {
 	const unsigned char *p = data;
-	uint64_t h = 0xcbf29ce484222325ULL;
 	size_t i;
 
 	for (i = 0; p && i < len; i++) {
 		h ^= p[i];
 		h *= 0x100000001b3ULL;
 	}
+	return h;
+}
+
+/* FNV-1a 64; 0 is reserved for "unknown key". */
+uint64_t rs_hash(const void *data, size_t len)
+{
+	uint64_t h = rs_fnv(RS_FNV_BASIS, data, len);
+
 	return h ? h : 1;
 }

@@ -394,6 +394,63 @@ int rs_get_resource_stats(const struct rs_sched *s, int cls, unsigned res,
 int rs_get_class_stats(const struct rs_sched *s, int cls,
 		       struct rs_class_stats *st);
 
+/* Learned request costs (costlearn.c): a table of at most `entries` keys
+ * (a URL, a URL pattern: rs_costlearn_key()), each with an exponentially
+ * weighted moving average of the cost vectors observed for it (units are
+ * the caller's, as in rs_enqueue_cost()). A key is trusted, and
+ * rs_costlearn_lookup() returns its average, from its min_obs-th
+ * observation on. When the table is full, a new key takes the entry of
+ * the least recently used one (looked up or observed). Lookups and
+ * observations are O(1) expected (a hash of the 64-bit keys); nothing is
+ * allocated after rs_costlearn_new(): about 64 bytes per entry. Keys are
+ * 64-bit hashes: two keys with one hash share an entry (2^-64 per pair). */
+struct rs_costlearn;
+struct rs_costlearn_config {
+	unsigned nres;		/* cost vector length, 1..RS_MAX_RESOURCES */
+	uint32_t entries;	/* 1..2^24; default 4096 */
+	double weight;		/* a new observation's weight, (0, 1]; default
+				 * 0.25: avg += 0.25 * (observed - avg) */
+	uint32_t min_obs;	/* observations before the average is
+				 * trusted, >= 1; default 3 */
+};
+struct rs_costlearn_stats {
+	uint32_t entries, capacity;	/* keys held, the bound */
+	uint32_t trusted;		/* keys with min_obs observations */
+	uint64_t observations, evictions;
+};
+void rs_costlearn_config_default(struct rs_costlearn_config *c);
+/* NULL on a bad configuration or no memory. */
+struct rs_costlearn *rs_costlearn_new(const struct rs_costlearn_config *c);
+void rs_costlearn_free(struct rs_costlearn *l);
+/* The key of a URL path (with its query) or, pattern != 0, of its
+ * directory: rs_hash() of the path up to its last '/' before any '?',
+ * followed by '*' (the page table's pattern syntax: the key of
+ * "/photos/x.jpg?s=1" is rs_hash() of "/photos/" and "*"). */
+uint64_t rs_costlearn_key(const char *path, size_t len, int pattern);
+/* cost[0..nres-1] observed for key (0 is no key: RS_EINVAL). */
+int rs_costlearn_observe(struct rs_costlearn *l, uint64_t key,
+			 const uint32_t *cost);
+/* 1 and cost[0..nres-1] = the key's average rounded, if it is trusted;
+ * else 0 and cost untouched. Either way the key becomes the most recently
+ * used. */
+int rs_costlearn_lookup(struct rs_costlearn *l, uint64_t key, uint32_t *cost);
+void rs_costlearn_get_stats(const struct rs_costlearn *l,
+			    struct rs_costlearn_stats *st);
+
+/* A Server-Timing response header value (servertiming.c; the W3C Server
+ * Timing syntax: metric *( ";" param ), metrics separated by ","), as a web
+ * server reports what a request cost it: a metric named as resource i
+ * (names[i], case-insensitive) gives in its dur parameter the % of the
+ * resource's capacity the request held while it was served (the page
+ * table's unit), e.g. "cpu;dur=12.5, disk;dur=0.3". pct[i] gets it (a
+ * value above 100 counts as 100) and bit i of *found is set; other metrics
+ * are ignored. Returns how many metrics named as a resource had a dur
+ * that is missing, not a number, negative or not finite (those are
+ * ignored). */
+unsigned rs_server_timing_parse(const char *value, size_t len,
+				const char *const *names, unsigned n,
+				double *pct, unsigned *found);
+
 const char *rs_strerror(int err);
 const char *rs_policy_name(enum rs_policy p);
 const char *rs_controller_name(enum rs_controller c);

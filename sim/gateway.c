@@ -20,6 +20,13 @@
  *                                probability of each kind)
  *   users CLASS COUNT THINK P... (closed loop: exp(THINK) between a
  *                                response and the next request)
+ *   pages N                     (URLs per kind, /KIND/0 ... /KIND/N-1,
+ *                                drawn uniformly; default 1)
+ *   learn ENTRIES               (the gateway has no table: it learns costs
+ *                                in a table of ENTRIES URLs and patterns;
+ *                                0 = off, the default)
+ *   default_cost P...           (learn: % of each resource of a URL
+ *                                nothing was learned for; default 1)
  *
  * Server: processor sharing per resource. A request of kind k holds
  * cost_kj % of resource j while served; with L_j = the sum of what the
@@ -38,6 +45,13 @@
  * at the gateway, the server's FIFO for nqos). Self-check every sample:
  * what the library holds of each resource it manages equals the costs of
  * the requests in service that it released.
+ *
+ * Learning (learn ENTRIES): a request is enqueued with the cost the
+ * library's learner (rs_costlearn_*) has for its URL, else for its kind's
+ * pattern "/KIND/" + "*", else default_cost; when it is served, the cost it was
+ * observed to hold is fed back for both keys, as a web server would report
+ * it (Server-Timing): what it consumed of each resource over its time in
+ * service, i.e. cost_kj times its mean speed there, at most 100 %.
  */
 #define _POSIX_C_SOURCE 200809L	/* fmemopen, strtok_r */
 #include <inttypes.h>
@@ -79,7 +93,9 @@ struct gw_spec {
 	uint64_t seed;
 	double duration, warmup, sample, quantum, patience;
 	enum gw_mode mode;
-	unsigned server_max;
+	unsigned server_max, pages;
+	uint32_t learn;			/* learner entries; 0 = the kinds' costs */
+	double default_cost[RS_MAX_RESOURCES];	/* fraction of capacity */
 	int sqos_res;
 	char sqos_name[GW_NAME];
 	char res[RS_MAX_RESOURCES][GW_NAME];
@@ -98,7 +114,11 @@ enum { RQ_GATEWAY, RQ_FIFO, RQ_SERVED, RQ_DONE, RQ_DROPPED };
 struct gw_req {
 	int cls, kind, load;
 	uint32_t user;			/* closed loop: its user; else 0 */
+	uint32_t page;
 	double t_arr, work;		/* work: remaining seconds at speed 1 */
+	double t_srv;			/* when its service began */
+	double used[RS_MAX_RESOURCES];	/* integral of cost * speed, s */
+	uint32_t cost[RS_MAX_RESOURCES];	/* enqueued with, GW_UNITS */
 	rs_id id;
 	int state;
 	bool lib;			/* released by the library */
@@ -128,6 +148,8 @@ struct gw {
 	double load[RS_MAX_RESOURCES];	/* sum of cost of the served */
 	struct gw_class_out out[GW_MAX_CLASSES];
 	double t_end;
+	struct rs_costlearn *learn;
+	uint64_t costed[3];		/* by a URL, a pattern, the default */
 };
 
 enum { EV_ARRIVAL, EV_SAMPLE, EV_EXPIRE };
@@ -180,7 +202,7 @@ static const char *directive(struct gw_spec *sp, char **tok, int n)
 	if (n >= 2 && strcmp(k, "mode") && strcmp(k, "sqos_resource") &&
 	    strcmp(k, "resource") && strcmp(k, "kind") && strcmp(k, "class") &&
 	    strcmp(k, "load") && strcmp(k, "users") && strcmp(k, "model") &&
-	    num(tok[1], &v))
+	    strcmp(k, "default_cost") && num(tok[1], &v))
 		return "bad number";
 	if (!strcmp(k, "model") && n == 2 && !strcmp(tok[1], "gateway"))
 		return NULL;
@@ -198,6 +220,17 @@ static const char *directive(struct gw_spec *sp, char **tok, int n)
 		sp->patience = v;
 	else if (!strcmp(k, "server_max") && n == 2 && v >= 0 && v < 1e6)
 		sp->server_max = (unsigned)v;
+	else if (!strcmp(k, "pages") && n == 2 && v >= 1 && v < 1e6)
+		sp->pages = (unsigned)v;
+	else if (!strcmp(k, "learn") && n == 2 && v >= 0 && v <= 1e6)
+		sp->learn = (uint32_t)v;
+	else if (!strcmp(k, "default_cost") && n == 1 + sp->nres && sp->nres) {
+		for (i = 0; i < sp->nres; i++)
+			if (num(tok[1 + i], &v) || v < 0 || v > 100)
+				return "default_cost: a % of capacity per resource";
+			else
+				sp->default_cost[i] = v / 100;
+	}
 	else if (!strcmp(k, "mode") && n == 2) {
 		for (i = 0; i < 4 && strcmp(tok[1], mode_names[i]); i++)
 			;
@@ -288,6 +321,9 @@ static int spec_parse(struct gw_spec *sp, const char *text, const char *name,
 	sp->duration = 60;
 	sp->sample = 1;
 	sp->quantum = 0.05;
+	sp->pages = 1;
+	for (int j = 0; j < RS_MAX_RESOURCES; j++)
+		sp->default_cost[j] = 0.01;
 	if (!in)
 		return -1;
 	while (fgets(line, sizeof(line), in)) {
@@ -356,6 +392,7 @@ static void serve(struct gw *g, uint32_t i)
 		g->served = grow(g->served, &g->served_cap, sizeof(*g->served));
 	g->served[g->nserved++] = i;
 	r->state = RQ_SERVED;
+	r->t_srv = g->t;
 	for (int j = 0; j < g->sp->nres; j++)
 		g->load[j] += g->sp->kinds[r->kind].cost[j];
 }
@@ -397,9 +434,12 @@ static void advance(struct gw *g, double t)
 		double v = speed(g, r);
 
 		r->work -= v * dt;
-		for (int j = 0; j < g->sp->nres && in > 0; j++)
-			g->out[r->cls].use[j] += g->sp->kinds[r->kind].cost[j] *
-						 v * in;
+		for (int j = 0; j < g->sp->nres; j++) {
+			r->used[j] += g->sp->kinds[r->kind].cost[j] * v * dt;
+			if (in > 0)
+				g->out[r->cls].use[j] +=
+					g->sp->kinds[r->kind].cost[j] * v * in;
+		}
 	}
 	g->t = t;
 }
@@ -460,6 +500,54 @@ static int after_lib(struct gw *g, int err, const char *call)
 	return 0;
 }
 
+/* Request r's URL key (pattern 0) or its kind's pattern key (1). */
+static uint64_t url_key(const struct gw *g, const struct gw_req *r,
+			int pattern)
+{
+	char url[GW_NAME + 16];
+	int n = snprintf(url, sizeof(url), "/%s/%" PRIu32,
+			 g->sp->kinds[r->kind].name, r->page);
+
+	return rs_costlearn_key(url, (size_t)n, pattern);
+}
+
+/* The cost r is enqueued with: its kind's, or what was learned. */
+static void cost_of(struct gw *g, struct gw_req *r)
+{
+	int j;
+
+	if (!g->learn) {
+		for (j = 0; j < g->sp->nres; j++)
+			r->cost[j] = (uint32_t)lround(g->sp->kinds[r->kind].cost[j] *
+						      GW_UNITS);
+		return;
+	}
+	if (rs_costlearn_lookup(g->learn, url_key(g, r, 0), r->cost)) {
+		g->costed[0]++;
+	} else if (rs_costlearn_lookup(g->learn, url_key(g, r, 1), r->cost)) {
+		g->costed[1]++;
+	} else {
+		g->costed[2]++;
+		for (j = 0; j < g->sp->nres; j++)
+			r->cost[j] = (uint32_t)lround(g->sp->default_cost[j] *
+						      GW_UNITS);
+	}
+}
+
+/* What served request r was observed to hold, fed back for its keys. */
+static void learn_cost(struct gw *g, const struct gw_req *r)
+{
+	uint32_t seen[RS_MAX_RESOURCES] = { 0 };
+	double held = g->t - r->t_srv;
+
+	if (!g->learn || !(held > 0))
+		return;
+	for (int j = 0; j < g->sp->nres; j++)
+		seen[j] = (uint32_t)lround(fmin(r->used[j] / held, 1) * GW_UNITS);
+	rs_costlearn_observe(g->learn, url_key(g, r, 0), seen);
+	rs_costlearn_observe(g->learn, url_key(g, r, 1), seen);
+}
+
 static int pick_kind(struct sim_rng *rng, const double *p, int n)
 {
 	double u = rng_uniform(rng);
@@ -485,23 +573,20 @@ static int arrive(struct gw *g, int load, uint32_t user)
 	r->user = user;
 	r->kind = pick_kind(&g->rng[load], l->p, g->sp->nkinds);
 	r->work = rng_exp(&g->rng[load], g->sp->kinds[r->kind].service);
+	if (g->sp->pages > 1)	/* (one draw fewer: pages 1 keeps old runs) */
+		r->page = (uint32_t)(rng_uniform(&g->rng[load]) * g->sp->pages) %
+			  g->sp->pages;
 	r->t_arr = g->t;
 	r->state = RQ_GATEWAY;
 	if (g->sp->mode == GW_NQOS) {
 		forward(g, i);
 		return 0;
 	}
-	{
-		uint32_t cost[RS_MAX_RESOURCES] = { 0 };
-
-		for (int j = 0; j < g->sp->nres; j++)
-			cost[j] = (uint32_t)lround(g->sp->kinds[r->kind].cost[j] *
-						   GW_UNITS);
-		return after_lib(g, rs_enqueue_cost(g->rs, r->cls, user, NULL,
-						    cost, (void *)(uintptr_t)i,
-						    ns(g->t), &r->id),
-				 "rs_enqueue_cost");
-	}
+	cost_of(g, r);
+	return after_lib(g, rs_enqueue_cost(g->rs, r->cls, user, NULL, r->cost,
+					    (void *)(uintptr_t)i, ns(g->t),
+					    &r->id),
+			 "rs_enqueue_cost");
 }
 
 /* A response is over (or request i was dropped): its user thinks. */
@@ -533,6 +618,7 @@ static int complete(struct gw *g, uint32_t k)
 			g->load[j] = 0;
 	}
 	r->state = RQ_DONE;
+	learn_cost(g, r);
 	if (measured(g)) {
 		struct gw_class_out *o = &g->out[r->cls];
 
@@ -594,8 +680,7 @@ static int self_check(struct gw *g)
 			const struct gw_req *r = &g->rq[g->served[k]];
 
 			if (r->lib)
-				want += (uint64_t)lround(g->sp->kinds[r->kind].cost[j] *
-							 GW_UNITS);
+				want += r->cost[j];
 		}
 		if (rs_get_resource_stats(g->rs, -1, (unsigned)j, &st) ||
 		    st.in_use != want || st.in_use > st.capacity) {
@@ -649,6 +734,18 @@ static int setup(struct gw *g)
 	if (!g->rs) {
 		fprintf(g->err, "rs_new: bad configuration\n");
 		return -1;
+	}
+	if (sp->learn) {
+		struct rs_costlearn_config lc;
+
+		rs_costlearn_config_default(&lc);
+		lc.nres = (unsigned)sp->nres;
+		lc.entries = sp->learn;
+		g->learn = rs_costlearn_new(&lc);
+		if (!g->learn) {
+			fprintf(g->err, "rs_costlearn_new failed\n");
+			return -1;
+		}
 	}
 	for (int c = 0; c < sp->ncls; c++)
 		if (rs_class_add(g->rs, sp->cls[c], sp->weight[c]) != c) {
@@ -725,7 +822,36 @@ static void report(const struct gw *g, FILE *out)
 		"\"utilization\": [", total, done ? lat / (double)done : 0);
 	for (int j = 0; j < sp->nres; j++)
 		fprintf(out, "%s%.6f", j ? ", " : "", use[j]);
-	fprintf(out, "]}\n");
+	fprintf(out, "]");
+	if (g->learn) {
+		struct rs_costlearn_stats st;
+
+		rs_costlearn_get_stats(g->learn, &st);
+		fprintf(out, ",\n \"learned\": {\"costed_url\": %" PRIu64
+			", \"costed_pattern\": %" PRIu64 ", \"costed_default\": %"
+			PRIu64 ", \"entries\": %" PRIu32 ", \"trusted\": %" PRIu32
+			", \"evictions\": %" PRIu64 ", \"pattern_cost\": [",
+			g->costed[0], g->costed[1], g->costed[2], st.entries,
+			st.trusted, st.evictions);
+		/* what each kind's pattern was learned to cost, % (null: not
+		 * trusted) */
+		for (int k = 0; k < sp->nkinds; k++) {
+			struct gw_req r = { .kind = k };
+			uint32_t c[RS_MAX_RESOURCES];
+
+			fprintf(out, "%s", k ? ", " : "");
+			if (!rs_costlearn_lookup(g->learn, url_key(g, &r, 1), c)) {
+				fprintf(out, "null");
+				continue;
+			}
+			for (int j = 0; j < sp->nres; j++)
+				fprintf(out, "%s%g", j ? ", " : "[",
+					c[j] * 100 / GW_UNITS);
+			fprintf(out, "]");
+		}
+		fprintf(out, "]}");
+	}
+	fprintf(out, "}\n");
 }
 
 int gateway_run(const char *text, const char *name, FILE *out, FILE *err)
@@ -765,6 +891,7 @@ int gateway_run(const char *text, const char *name, FILE *out, FILE *err)
 	if (!rc)
 		report(&g, out);
 	rs_free(g.rs);
+	rs_costlearn_free(g.learn);
 	heap_free(&g.ev);
 	free(g.rq);
 	free(g.served);

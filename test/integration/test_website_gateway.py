@@ -17,7 +17,7 @@ import re
 import threading
 import time
 from pathlib import Path
-from typing import Callable, Dict, Iterator, List, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
@@ -30,10 +30,13 @@ DEFAULT_DELAY = 0.01
 
 
 class Origin:
-    """The origin server: a fixed delay per path, concurrency recorded."""
+    """The origin server: a fixed delay per path, concurrency recorded; a
+    path in `timing` is answered with that Server-Timing header (what the
+    request cost, test_learn_costs.py)."""
 
     def __init__(self) -> None:
         self.port = free_port()
+        self.timing: Dict[str, str] = {}
         self.lock = threading.Lock()
         self.busy: Dict[str, int] = collections.Counter()
         self.peak: Dict[str, int] = collections.Counter()
@@ -56,6 +59,8 @@ class Origin:
                 self.send_response(200)
                 self.send_header("Content-Length", str(len(body)))
                 self.send_header("Cache-Control", "no-store")
+                if path in origin.timing:
+                    self.send_header("Server-Timing", origin.timing[path])
                 self.end_headers()
                 self.wfile.write(body)
 
@@ -94,11 +99,12 @@ def table_text(origin: Origin, heavy_cpu: float) -> str:
             "/cheap* 1 0 5\n")
 
 
-def gateway(squid_factory: Callable[..., h.Squid], origin: Origin, table: Path, policy: str = "mqos",
+def gateway(squid_factory: Callable[..., h.Squid], origin: Origin, table: Optional[Path], policy: str = "mqos",
             classes: Tuple[Tuple[str, float], ...] = (("a", 1),),
             access: Tuple[Tuple[str, str], ...] = (), acls: str = "",
             more: str = "", start: bool = True) -> Tuple[h.Squid, int]:
-    """A Squid accelerating the origin: (squid, port of the accel http_port)."""
+    """A Squid accelerating the origin: (squid, port of the accel http_port);
+    table None: no page table."""
     port = free_port()
     extra = (f"http_port 127.0.0.1:{port} accel defaultsite={SITE} no-vhost\n"
              f"cache_peer 127.0.0.1 parent {origin.port} 0 no-query no-digest originserver name=origin\n"
@@ -107,7 +113,7 @@ def gateway(squid_factory: Callable[..., h.Squid], origin: Origin, table: Path, 
     sched = h.sched_conf(window="fixed 100", policy=policy, classes=classes, access=access,
                          more="request_sched_pacing off\n"
                               "request_sched_resource cpu\nrequest_sched_resource bw\n"
-                              f"request_sched_page_table {table}\n" + more)
+                              + (f"request_sched_page_table {table}\n" if table else "") + more)
     return squid_factory(sched=sched, extra=extra, acls=acls, start=start), port
 
 

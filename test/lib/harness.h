@@ -123,5 +123,6 @@ Suite *suite_admission(void);
 Suite *suite_slotage(void);
 Suite *suite_mqos(void);
 Suite *suite_share(void);
+Suite *suite_costlearn(void);
 
 #endif

@@ -2,7 +2,9 @@
 """The website-gateway model (sim/gateway.c) and the mQoS paper's results
 (scenario website-gateway), with honest tolerances. Measured with seeds 1-3
 (doc/website-gateway.md): mqos's open-load shares are within 5 % of 6:3:1 on
-every resource, its throughput 1.12-1.14x sqos's and 1.19x nqos's."""
+every resource, its throughput 1.12-1.14x sqos's and 1.19x nqos's.
+Costs learned online (scenario website-gateway-learned): after a one-minute
+warm-up, shares within 9.8 % of the runs with the kinds' costs (seeds 1-3)."""
 from __future__ import annotations
 
 import json
@@ -86,6 +88,41 @@ def test_open_drf_orders_classes(scenario) -> None:
         assert shares[0] > shares[1] > shares[2], shares
 
 
+KIND_COSTS = [[5, 0.2, 0.4], [0.4, 4, 0.6], [0.2, 0.4, 3]]
+
+
+@pytest.mark.parametrize("mode", ["mqos", "drf"])
+def test_learned_costs_give_the_table_shares(scenario, mode: str) -> None:
+    """No table: after a one-minute warm-up each resource is split as with
+    the kinds' costs, within the issue's 15 %; mqos within 15 % of 6:3:1."""
+    m = scenario("website-gateway-learned")["metrics"]
+    for dflt in ("5", "1"):
+        o = m[f"{mode} learned {dflt}"]
+        assert o["off_table"] <= 0.15, (dflt, o["shares"], m[f"{mode} table"]["shares"])
+        if mode == "mqos":
+            assert o["off_target"] <= 0.15, (dflt, o["shares"])
+        # nearly every request costed by its URL's learned cost
+        lr = o["learned"]
+        assert lr["costed_url"] > 0.98 * (lr["costed_url"] + lr["costed_pattern"] + lr["costed_default"]), lr
+        assert lr["entries"] == 3 * 20 + 3 and lr["evictions"] == 0, lr
+
+
+def test_learned_costs_are_the_kinds_costs_from_a_high_default(scenario) -> None:
+    """From a default of 5 % (the largest cost of any kind) both policies
+    learn the kinds' exact costs: the server is never oversubscribed, so
+    each request reports what it needs. From 1 %, mqos oversubscribes the
+    server at first; the requests run slower and report less than they
+    need, and that estimate confirms itself: every cost learned low by the
+    same factor (which keeps the shares)."""
+    m = scenario("website-gateway-learned")["metrics"]
+    for mode in ("mqos", "drf"):
+        assert m[f"{mode} learned 5"]["learned"]["pattern_cost"] == KIND_COSTS, mode
+    low = m["mqos learned 1"]["learned"]["pattern_cost"]
+    ratios = [got / want for kind, costs in zip(low, KIND_COSTS) for got, want in zip(kind, costs)
+              if want >= 2]
+    assert all(0.5 <= r < 0.9 for r in ratios) and max(ratios) - min(ratios) <= 0.05, low
+
+
 def test_engine_is_deterministic(engine: Path) -> None:
     a, b = run(engine, SPEC.format(mode="mqos")), run(engine, SPEC.format(mode="mqos"))
     assert a.returncode == 0, a.stderr
@@ -122,6 +159,19 @@ def test_bad_spec_lines_are_named(engine: Path, bad: str, line: int, why: str) -
     p = run(engine, "\n".join(lines) + "\n")
     assert p.returncode != 0
     assert f"-:{line}: {why}" in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("bad,why", [
+    ("default_cost 1 2", "unknown directive or wrong arguments"),
+    ("default_cost 1 2 101", "default_cost: a % of capacity per resource"),
+    ("learn -1", "unknown directive or wrong arguments"),
+    ("pages 0", "unknown directive or wrong arguments"),
+])
+def test_bad_learning_lines_are_named(engine: Path, bad: str, why: str) -> None:
+    spec = SPEC.format(mode="mqos") + bad + "\n"
+    p = run(engine, spec)
+    assert p.returncode != 0
+    assert f"-:{len(spec.splitlines())}: {why}" in p.stderr, p.stderr
 
 
 def test_unknown_sqos_resource_is_refused(engine: Path) -> None:

@@ -14,6 +14,13 @@ or schedules with libreqsched's sqos (CPU only), mqos or drf. Two loads:
 * closed: 200 users per class, exp(1 s) think time between a response and
   their next request.
 
+The learned variant (scenario website-gateway-learned, open load): the
+gateway has no table; each request costs what the library's learner
+(lib/costlearn.c) has for its URL (20 per kind), else for its kind's
+pattern, else a default, and each served request reports what it held (the
+Server-Timing convention of doc/website-gateway.md); a one-minute warm-up,
+then the same 60 s measured as a run with the kinds' costs.
+
 The engine's model is in sim/gateway.c (doc/website-gateway.md).
 """
 from __future__ import annotations
@@ -39,6 +46,15 @@ PATIENCE = 2.0
 SERVER_MAX = 150
 DURATION = 60.0
 WARMUP = 10.0
+TARGET = (0.6, 0.3, 0.1)   # each class's share of every resource, 6:3:1
+# the learned variant
+LEARN_WARMUP = 60.0
+LEARN_ENTRIES = 4096
+LEARN_PAGES = 20           # URLs per kind
+LEARN_MODES = ("mqos", "drf")
+# default costs, % of every resource: the costliest kind's largest cost,
+# and Squid's request_sched_default_cost default
+LEARN_DEFAULTS = (5.0, 1.0)
 
 
 class Runner(Protocol):
@@ -53,10 +69,11 @@ class GatewayRun:
     seed: int = 1
     duration: float = DURATION
     extra: list[str] = field(default_factory=list)
+    warmup: float = WARMUP
 
     def spec(self) -> str:
         lines = ["model gateway", f"seed {self.seed}", f"duration {self.duration:g}",
-                 f"warmup {WARMUP:g}", f"mode {self.mode}", "sqos_resource cpu",
+                 f"warmup {self.warmup:g}", f"mode {self.mode}", "sqos_resource cpu",
                  f"server_max {SERVER_MAX}"]
         lines.append(f"patience {PATIENCE:g}" if self.load == "open" else "patience 0")
         lines += [f"resource {r}" for r in RESOURCES]
@@ -83,6 +100,12 @@ def resource_shares(res: Json) -> list[list[float]]:
     return out
 
 
+def deviation(shares: list[list[float]], want: list[list[float]]) -> float:
+    """The largest relative difference between two resources x classes
+    share matrices."""
+    return max(abs(g - w) / w for gs, ws in zip(shares, want) for g, w in zip(gs, ws))
+
+
 def summary(res: Json) -> Json:
     return {"throughput": res["throughput"],
             "utilization": res["utilization"],
@@ -90,7 +113,8 @@ def summary(res: Json) -> Json:
             "class_throughput": [c["throughput"] for c in res["classes"]],
             "latency": [c["latency_mean"] for c in res["classes"]],
             "latency_mean": res["latency_mean"],
-            "dropped": [c["dropped"] for c in res["classes"]]}
+            "dropped": [c["dropped"] for c in res["classes"]],
+            "learned": res.get("learned")}
 
 
 def ratio(xs: list[float]) -> str:
@@ -110,3 +134,33 @@ def run_all(eng: Runner, seed: int) -> tuple[list[tuple[GatewayRun, Json]], Json
             runs.append((r, res))
             m[load][mode] = summary(res)
     return runs, m
+
+
+def learned_runs(seed: int) -> list[GatewayRun]:
+    """Per mode, the run with the kinds' costs (the table) and one learning
+    from each default cost; all with the same URLs drawn (common random
+    numbers) and the same one-minute warm-up."""
+    runs = []
+    pages = f"pages {LEARN_PAGES}"
+    for mode in LEARN_MODES:
+        runs.append(GatewayRun(f"{mode} table", mode, "open", seed, extra=[pages],
+                               warmup=LEARN_WARMUP))
+        for dflt in LEARN_DEFAULTS:
+            runs.append(GatewayRun(f"{mode} learned {dflt:g}", mode, "open", seed,
+                                   extra=[pages, f"learn {LEARN_ENTRIES}",
+                                          "default_cost " + " ".join([f"{dflt:g}"] * len(RESOURCES))],
+                                   warmup=LEARN_WARMUP))
+    return runs
+
+
+def run_learned(eng: Runner, seed: int) -> tuple[list[tuple[GatewayRun, Json]], Json]:
+    """The learned variant's runs and {label: summary + deviations from
+    6:3:1 and from the mode's table run}."""
+    runs = [(r, eng.run(r)) for r in learned_runs(seed)]
+    m: Json = {r.label: summary(res) for r, res in runs}
+    target = [list(TARGET)] * len(RESOURCES)
+    for r, _ in runs:
+        m[r.label]["off_target"] = deviation(m[r.label]["shares"], target)
+        m[r.label]["off_table"] = deviation(m[r.label]["shares"], m[f"{r.mode} table"]["shares"])
+    return runs, m
+
