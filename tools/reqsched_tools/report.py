@@ -902,6 +902,9 @@ def draw_plots(results: list[dict], sc: dict, run_dir: str) -> list[str]:
 def make_report(run_dir: str, json_out: Optional[str] = None, plots: bool = True,
                 quiet: bool = False) -> list[dict]:
     sc = json.load(open(os.path.join(run_dir, "scenario.json"), encoding="utf-8"))
+    if sc.get("site"):
+        from . import sitereport
+        return sitereport.make_report(run_dir, json_out, plots, quiet)
     results = []
     for mode in sc["modes"]:
         if os.path.exists(os.path.join(run_dir, safe(mode), "replay.json")):

@@ -294,6 +294,17 @@ class Runner:
     # -- one mode --------------------------------------------------------------
     def start_origin(self, mdir: str, duration: float) -> subprocess.Popen:
         sc = self.sc
+        if sc.site:
+            o = sc.site.origin
+            return self.spawn("srv", [
+                sys.executable, "-m", "reqsched_tools.siteorigin", "--listen", "0.0.0.0:80",
+                "--cpu-quota", str(o.cpu_quota), "--cgi-workers", str(o.cgi_workers),
+                "--cgi-cpu-ms", str(o.cgi_cpu_ms), "--cgi-bytes", str(o.cgi_bytes),
+                "--disk-Bps", str(o.disk_Bps), "--photo-bytes", str(o.photo_bytes),
+                "--media-bytes", str(o.media_bytes), "--max-clients", str(o.max_clients),
+                "--queue-timeout", str(o.queue_timeout),
+                "--log", os.path.join(mdir, "site.log"), "--max-runtime", str(duration + 600)],
+                os.path.join(mdir, "origin.log"))
         origin = [sys.executable, "-m", "reqsched_tools.origin", "--listen", "0.0.0.0:80",
                   "--listen", f"0.0.0.0:{squidconf.TUNNEL_PORT}",
                   "--server-config", os.path.join(self.out, "servers.json"),
@@ -328,6 +339,19 @@ class Runner:
             argv += ["--access-log", self.input_path(sc.replay_log)]
         elif sc.replay_urls:
             argv += ["--url-list", self.input_path(sc.replay_urls)]
+        return argv
+
+    def site_load_argv(self, out: str, duration: float) -> list[str]:
+        """reqsched-siteload: each class's open load on the accelerator port."""
+        sc = self.sc
+        assert sc.site is not None
+        argv = [sys.executable, "-m", "reqsched_tools.siteload",
+                "--gateway", f"{netns.GW_LAN}:{squidconf.SITE_PORT}", "--host", squidconf.SITE_NAME,
+                "--mix", ",".join(f"{k}={v:g}" for k, v in sc.site.mix.items()),
+                "--patience", str(sc.site.patience_s), "--duration", str(duration),
+                "--seed", str(sc.seed), "--out", out]
+        for ci, c in enumerate(sc.classes):
+            argv += ["--class", f"{c.name}:{netns.user_addr(ci, 0)}-{c.users}:{sc.site.rate:g}"]
         return argv
 
     def load_argv(self, out: str, duration: float) -> list[str]:
@@ -469,8 +493,12 @@ class Runner:
                 restarter = threading.Thread(target=self.restart_squid, daemon=True,
                                              args=(holder, conf, mdir, time.time(), info))
                 restarter.start()
-            argv = (self.load_argv(mdir, duration) if sc.replay_access_log else
-                    self.replay_argv(os.path.join(self.out, "users.json"), mdir, duration))
+            if sc.site:
+                argv = self.site_load_argv(mdir, duration)
+            elif sc.replay_access_log:
+                argv = self.load_argv(mdir, duration)
+            else:
+                argv = self.replay_argv(os.path.join(self.out, "users.json"), mdir, duration)
             rc = self.run_replay(argv, mode.name, os.path.join(mdir, "replay.log"), duration)
             holder["halt"].set()
             if restarter is not None:
