@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""reqsched-site: a website whose pages really spend one resource each, with
+"""reqsched-siteorigin: a website whose pages really spend one resource each, with
 fixed, known capacities (the website-gateway scenario's origin, issue 13 item 4).
 
   /cgi/N      CPU-intensive: hashes (SHA-256) until the worker has used
