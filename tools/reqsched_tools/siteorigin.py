@@ -295,6 +295,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
         if cgroup:
+            # how often the quota stopped the workers: near nr_periods when they
+            # were CPU-bound at the quota, low when the machine gave them less
+            with open(os.path.join(cgroup, "cpu.stat"), encoding="ascii") as f:
+                print("site: cgroup cpu.stat " + " ".join(f.read().split()), file=sys.stderr)
             os.rmdir(cgroup)
         if mnt:
             subprocess.run(["umount", mnt], check=False)

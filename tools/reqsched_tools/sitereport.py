@@ -220,6 +220,11 @@ def draw_plots(results: list[dict], sc: dict, run_dir: str) -> list[str]:
             ys = [next(c[key] or 0 for c in r["classes"] if c["name"] == n) for r in results]
             ax.bar([i + k * width for i in range(len(modes))], ys, width, label=n)
         ax.set_xticks([i + width * (len(names) - 1) / 2 for i in range(len(modes))], modes)
+        if key == "throughput_rps":        # the paper's Fig. 5: the total per mode
+            for i, r in enumerate(results):
+                ax.annotate(f"total {r[key]:.0f}", (i + width * (len(names) - 1) / 2, 0),
+                            xytext=(0, 2), textcoords="offset points", ha="center",
+                            fontsize=7, color="white")
         ax.set_ylabel(label)
         ax.legend(fontsize=7)
         fig.tight_layout()
