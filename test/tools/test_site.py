@@ -7,6 +7,7 @@ the report on a hand-made run directory."""
 import csv
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -178,6 +179,22 @@ def test_siteload_open_load_through_its_classes(site, tmp_path):
     assert sum(ln[2] == "gold" for ln in logged) == len(by["gold"])
     summary = json.load(open(out / "load.json"))
     assert summary["classes"]["bronze"]["answered"] == len(by["bronze"])
+
+
+def test_siteload_stops_on_sigterm_and_writes(site, tmp_path):
+    port, _ = site("--cgi-cpu-ms", "1")
+    out = tmp_path / "load"
+    p = subprocess.Popen([sys.executable, "-m", "reqsched_tools.siteload", "--gateway",
+                          f"127.0.0.1:{port}", "--class", "gold:127.0.0.2:20", "--duration", "60",
+                          "--out", str(out)], stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    t = time.monotonic()
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(10) == 130 and time.monotonic() - t < 5
+    summary = json.load(open(out / "load.json"))
+    assert summary["interrupted"] and 5 <= summary["classes"]["gold"]["sent"] <= 80
+    assert len(list(csv.DictReader(open(out / "requests.csv")))) == \
+        summary["classes"]["gold"]["sent"]
 
 
 def test_report_on_a_hand_made_run(tmp_path):

@@ -14,7 +14,8 @@ Each request carries `X-Class: NAME` so that the origin can log what it spent
 per class. One connection per request (Connection: close).
 Outputs: DIR/requests.csv (class,kind,addr,start,end,status,bytes,error; times
 in s since the start, end -1 = not answered) and DIR/load.json (start epoch,
-duration, per-class counts).
+duration, per-class counts). SIGINT/SIGTERM stop the arrivals; the requests
+under way end (within --patience), the outputs are written, exit status 130.
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .loadengine import HEAD_LIMIT, read_response
+from .loadengine import HEAD_LIMIT, read_response, stop_on_signals
 from .replay import parse_addr_range
 
 PAGES_PER_KIND = 1000
@@ -66,6 +67,8 @@ class SiteLoad:
     seed: int
     records: list[Rec] = field(default_factory=list)
     t0: float = 0.0
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+    interrupted: bool = False
 
     def now(self) -> float:
         return time.monotonic() - self.t0
@@ -111,7 +114,11 @@ class SiteLoad:
             path = f"/{kind}/{rng.randrange(PAGES_PER_KIND)}{SUFFIX.get(kind, '')}"
             addr = c.addrs[k % len(c.addrs)]
             k += 1
-            await asyncio.sleep(max(0.0, t - self.now()))
+            try:
+                await asyncio.wait_for(self.stop.wait(), max(0.0, t - self.now()))
+                return                                  # SIGINT/SIGTERM
+            except asyncio.TimeoutError:
+                pass
             rec = Rec(c.name, kind, addr, self.now())
             self.records.append(rec)
             task = asyncio.create_task(self.bounded(rec, path))
@@ -128,6 +135,7 @@ class SiteLoad:
 
     async def run(self) -> None:
         self.t0 = time.monotonic()
+        stop_on_signals(self)
         tasks: set = set()
         prog = asyncio.create_task(self.progress())
         await asyncio.gather(*(self.arrivals(c, tasks) for c in self.classes))
@@ -144,6 +152,7 @@ class SiteLoad:
                 w.writerow([r.cls, r.kind, r.addr, f"{r.start:.4f}", f"{r.end:.4f}", r.status,
                             r.nbytes, r.error])
         summary = {"start_epoch": start_epoch, "duration_s": self.duration,
+                   "interrupted": self.interrupted,
                    "patience_s": self.patience, "mix": self.mix,
                    "classes": {c.name: {"rate": c.rate, "addrs": len(c.addrs),
                                         "sent": sum(1 for r in self.records if r.cls == c.name),
@@ -196,11 +205,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     load = SiteLoad((host, int(port)), args.host, args.classes, args.mix, args.patience,
                     args.duration, args.seed)
     start = time.time()
-    try:
-        asyncio.run(load.run())
-    except KeyboardInterrupt:
-        print("siteload: interrupted; writing what was measured", file=sys.stderr)
+    asyncio.run(load.run())
     load.write(args.out, start)
+    if load.interrupted:
+        print("siteload: interrupted; wrote what was measured", file=sys.stderr)
+        return 130
     return 0
 
 
