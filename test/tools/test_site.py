@@ -54,6 +54,8 @@ def test_site_scenario_modes_and_errors():
     for change, msg in ((dict(modes=["msf"]), "only they"),
                         (dict(site=dict(raw["site"], bogus=1)), "unknown key"),
                         (dict(site=dict(raw["site"], disk_Bps=0)), "must be > 0"),
+                        (dict(site=dict(raw["site"], cgi_workers="four")), "cgi_workers"),
+                        (dict(site=dict(raw["site"], mix={"cgi": 1, "video": 1})), "site.mix"),
                         (dict(reqsched={"window": "wrc-mult"}), "fixed window")):
         with pytest.raises(scenario.ScenarioError, match=msg):
             scenario.build(dict(raw, **change))

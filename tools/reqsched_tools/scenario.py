@@ -442,15 +442,19 @@ def site_of(raw: Any) -> SiteSpec:
         if k not in known:
             raise ScenarioError(f"site.{k}: unknown key (have {', '.join(known)})")
         obj: Any = site.origin if k in site.origin.__dict__ else site
-        if k == "mix":
-            if not isinstance(v, dict) or not v or set(v) - {"cgi", "photos", "media"} \
-                    or min(float(x) for x in v.values()) < 0 or not sum(v.values()):
-                raise ScenarioError("site.mix: { cgi = P, photos = P, media = P }, P >= 0")
-            site.mix = {str(a): float(b) for a, b in v.items()}
-        else:
-            setattr(obj, k, type(getattr(obj, k))(v))
-            if getattr(obj, k) <= 0:
-                raise ScenarioError(f"site.{k} must be > 0")
+        try:
+            if k == "mix":
+                mix = {str(a): float(b) for a, b in dict(v).items()}
+                if not mix or set(mix) - {"cgi", "photos", "media"} or min(mix.values()) < 0 \
+                        or not sum(mix.values()):
+                    raise ValueError("expected { cgi = P, photos = P, media = P }, P >= 0")
+                site.mix = mix
+            else:
+                setattr(obj, k, type(getattr(obj, k))(v))
+                if getattr(obj, k) <= 0:
+                    raise ValueError("must be > 0")
+        except (TypeError, ValueError) as e:
+            raise ScenarioError(f"site.{k} = {v!r}: {e}") from e
     return site
 
 
