@@ -244,3 +244,7 @@ def test_report_on_a_hand_made_run(tmp_path):
     assert r["throughput_rps"] == pytest.approx(0.4)
     table = (tmp_path / "table.txt").read_text()
     assert " 6.0:1" in table and "mqos: use of cpu, disk, bw by class" in table
+    md = sitereport.paper_table([r], ["gold", "bronze"], md=True).splitlines()
+    assert md[:2] == ["| quantity | paper | here |", "|---|---|---|"]
+    assert "| mqos: use of cpu, disk, bw by class | 6:3:1 on each (Fig. 4c) | 6.0:1, 6.0:1, 4.0:1 |" \
+        in md

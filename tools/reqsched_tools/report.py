@@ -1046,7 +1046,12 @@ def main(argv: Optional[list[str]] = None) -> int:
         for d in dirs:
             sc = json.load(open(os.path.join(d, "scenario.json"), encoding="utf-8"))
             res = json.load(open(os.path.join(d, "report.json"), encoding="utf-8"))
-            print(markdown(res, sc, sc.get("sweep_label", "")) + "\n")
+            if sc.get("site"):
+                from . import sitereport
+                print(sitereport.paper_table(res, [c["name"] for c in sc["classes"]], md=True)
+                      + "\n")
+            else:
+                print(markdown(res, sc, sc.get("sweep_label", "")) + "\n")
         return 0
     try:
         if not os.path.exists(os.path.join(args.run_dir, "scenario.json")):

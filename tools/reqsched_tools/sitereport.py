@@ -156,8 +156,9 @@ def table(results: list[dict], sc: dict) -> str:
     return "\n".join(lines) + "\n\n" + paper_table(results, names)
 
 
-def paper_table(results: list[dict], names: list[str]) -> str:
-    """The paper-vs-ours table (doc/website-gateway.md's rows)."""
+def paper_table(results: list[dict], names: list[str], md: bool = False) -> str:
+    """The paper-vs-ours table (doc/website-gateway.md's rows); md: as markdown
+    (reqsched-report --markdown)."""
     by = {r["mode"]: r for r in results}
     order = [m for m in ("nqos", "sqos", "mqos", "drf") if m in by]
 
@@ -183,6 +184,9 @@ def paper_table(results: list[dict], names: list[str]) -> str:
     for m in order:
         rows.append((f"{m} latency by class, ms", "differentiated" if m == "mqos" else "-",
                      " / ".join(fmt(c["latency_ms"]) for c in by[m]["classes"])))
+    if md:
+        return "\n".join([f"| {' | '.join(rows[0])} |", "|---|---|---|"]
+                         + [f"| {' | '.join(r)} |" for r in rows[1:]])
     w = [max(len(r[i]) for r in rows) for i in range(3)]
     return "\n".join(f"{a:{w[0]}s}  {b:{w[1]}s}  {c}" for a, b, c in rows)
 
