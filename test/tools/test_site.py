@@ -18,7 +18,7 @@ import urllib.request
 import pytest
 
 from reqsched_tools import scenario, siteload, sitereport, squidconf
-from reqsched_tools.siteorigin import SiteConfig, page_kind, page_table
+from reqsched_tools.siteorigin import SiteConfig, kind_patterns, page_kind, page_table
 
 SCENARIO = os.path.join(scenario.SCENARIO_DIR, "website-gateway.toml")
 
@@ -35,6 +35,15 @@ def test_page_table_from_known_capacities():
     assert "resources cpu disk bw" in page_table(cfg, 4e6, 0.5)
     big = page_table(SiteConfig(cgi_cpu_ms=1000), 4e6, 0.5)
     assert "/cgi/* 100.000" in big                 # clamped at the whole capacity
+
+
+def test_kind_patterns_of_a_probed_table():
+    rows = {"http://10.20.0.1/": (0.0, 0.0, 0.0), "http://10.20.0.1/cgi/1": (100.0, 0.0, 4.0),
+            "http://10.20.0.1/photos/1.jpg": (0.0, 86.2, 18.1),
+            "http://10.20.0.1/about.html": (1.0, 0.0, 0.5)}
+    assert kind_patterns(rows) == [("/", (0.0, 0.0, 0.0)), ("/cgi/*", (100.0, 0.0, 4.0)),
+                                   ("/photos/*", (0.0, 86.2, 18.1)),
+                                   ("/about.html", (1.0, 0.0, 0.5))]
 
 
 def test_page_kind():
@@ -55,6 +64,7 @@ def test_site_scenario_modes_and_errors():
                         (dict(site=dict(raw["site"], bogus=1)), "unknown key"),
                         (dict(site=dict(raw["site"], disk_Bps=0)), "must be > 0"),
                         (dict(site=dict(raw["site"], cgi_workers="four")), "cgi_workers"),
+                        (dict(site=dict(raw["site"], page_table="probe")), "prober"),
                         (dict(site=dict(raw["site"], mix={"cgi": 1, "video": 1})), "site.mix"),
                         (dict(reqsched={"window": "wrc-mult"}), "fixed window")):
         with pytest.raises(scenario.ScenarioError, match=msg):
@@ -146,6 +156,28 @@ def test_site_pages_spend_what_they_say(site):
     assert len(photos) == 4 and all(ln[2] == "bronze" and ln[5] == "50000" for ln in photos)
     media = next(ln for ln in lines if ln[3] == "media")
     assert int(media[6]) > 123456 and media[8] == "ok"
+
+
+def test_site_index_and_counters_for_the_prober(site):
+    port, log = site("--cgi-cpu-ms", "20", "--disk-Bps", "1e6", "--photo-bytes", "30000")
+    base = f"http://127.0.0.1:{port}"
+    with urllib.request.urlopen(base + "/") as r:
+        assert r.headers["Content-Type"] == "text/html"
+        index = r.read().decode()
+    assert all(f'href="{p}"' in index for p in ("/cgi/1", "/photos/1.jpg", "/media/1.mp4"))
+
+    def counters():
+        with urllib.request.urlopen(base + "/counters") as r:
+            return json.loads(r.read())
+    a = counters()
+    get(port, "/cgi/1")
+    get(port, "/photos/2.jpg")
+    b = counters()
+    assert set(b) == {"t", "cpu_s", "disk_read_bytes", "net_tx_bytes"} and b["t"] > a["t"]
+    assert 0.020 <= b["cpu_s"] - a["cpu_s"] < 0.1
+    assert b["disk_read_bytes"] - a["disk_read_bytes"] == 30000
+    assert 32000 < b["net_tx_bytes"] - a["net_tx_bytes"] < 33000     # 2,000 + 30,000 + heads
+    assert len(log_lines(log, 2)) == 2          # / and /counters are not pages: not logged
 
 
 def test_site_refuses_after_the_queue_timeout(site):

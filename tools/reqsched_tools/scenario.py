@@ -73,6 +73,9 @@ class SiteSpec:
     rate: float = 70.0                   # requests/s offered by each class
     patience_s: float = 10.0             # a request not answered by then is abandoned
     quantum: float = 5.0                 # request_sched_mqos_quantum, % of each capacity
+    # the page table: "capacities" (written from the known capacities and hold_s)
+    # or "prober" (reqsched-prober crawls the origin through the link before the modes)
+    page_table: str = "capacities"
 
 
 @dataclass
@@ -443,7 +446,11 @@ def site_of(raw: Any) -> SiteSpec:
             raise ScenarioError(f"site.{k}: unknown key (have {', '.join(known)})")
         obj: Any = site.origin if k in site.origin.__dict__ else site
         try:
-            if k == "mix":
+            if k == "page_table":
+                if v not in ("capacities", "prober"):
+                    raise ValueError('"capacities" or "prober"')
+                site.page_table = v
+            elif k == "mix":
                 mix = {str(a): float(b) for a, b in dict(v).items()}
                 if not mix or set(mix) - {"cgi", "photos", "media"} or min(mix.values()) < 0 \
                         or not sum(mix.values()):

@@ -12,6 +12,11 @@ fixed, known capacities (the website-gateway scenario's origin, issue 13 item 4)
               n / rate after the previous read in the queue ended), then sent.
   /media/N    bandwidth-intensive: --media-bytes from memory; the testbed's tbf
               on the origin's link is the capacity.
+  /           an HTML index linking one page of each kind (for reqsched-prober's crawl)
+  /counters   what the site has consumed so far, in reqsched-monitor's JSON
+              ({"t", "cpu_s", "disk_read_bytes", "net_tx_bytes"}: the CGI
+              workers' CPU seconds, the emulated disk's bytes, the bytes written),
+              so that reqsched-prober can profile the site as a real one
   anything else: a 1-byte answer (the testbed's readiness probe).
 
 Why an emulated disk: this VM's disk is shared with other jobs and its files
@@ -35,6 +40,7 @@ import argparse
 import asyncio
 import concurrent.futures
 import hashlib
+import json
 import multiprocessing
 import os
 import signal
@@ -44,6 +50,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from typing import Optional, TextIO
+from urllib.parse import urlsplit
 
 from .origin import BODY_BLOCK, MAX_HEADER_BYTES, BadRequest, Plan, Request, parse_listen, \
     read_request, response_head, wants_close
@@ -51,6 +58,7 @@ from .origin import BODY_BLOCK, MAX_HEADER_BYTES, BadRequest, Plan, Request, par
 CGROUP_CPU = "/sys/fs/cgroup/cpu"
 CFS_PERIOD_US = 100_000
 KINDS = ("cgi", "photos", "media")
+INDEX = ("/cgi/1", "/photos/1.jpg", "/media/1.mp4")     # what / links
 
 
 @dataclass
@@ -85,6 +93,18 @@ def page_table(cfg: SiteConfig, bw_Bps: float, hold_s: float) -> str:
              "resources cpu disk bw", f"capacity {cfg.cpu_quota:g} {cfg.disk_Bps:g} {bw_Bps:g}"]
     lines += [f"/{k}/* {c:.3f} {d:.3f} {b:.3f}" for k, (c, d, b) in rows.items()]
     return "\n".join(lines) + "\n"
+
+
+def kind_patterns(rows: dict[str, tuple[float, ...]]) -> list[tuple[str, tuple[float, ...]]]:
+    """A probed table's rows (absolute URLs) as the gateway should use them: the
+    page probed for each kind stands for every page of that kind (/cgi/1 ->
+    /cgi/*); other URLs keep their path."""
+    out: dict[str, tuple[float, ...]] = {}
+    for url, cost in rows.items():
+        path = urlsplit(url).path or "/"
+        kind = page_kind(path)
+        out[f"/{kind}/*" if kind in KINDS else path] = cost
+    return list(out.items())
 
 
 def page_kind(target: str) -> str:
@@ -157,6 +177,7 @@ class Site:
         self.disk = Disk(cfg.disk_Bps)
         self.slots = asyncio.Semaphore(cfg.max_clients)
         self.served = 0
+        self.consumed = [0.0, 0, 0]          # cpu_s, disk bytes, bytes written (pages only)
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         local = str((writer.get_extra_info("sockname") or ("?", 0))[0])
@@ -170,6 +191,9 @@ class Site:
                     return
                 if req is None:
                     return
+                if req.target in ("/", "/counters"):
+                    self.describe(req, writer)
+                    continue
                 try:
                     await asyncio.wait_for(self.slots.acquire(), self.cfg.queue_timeout)
                 except asyncio.TimeoutError:
@@ -187,6 +211,20 @@ class Site:
             if not writer.transport.is_closing():
                 writer.close()
 
+    def describe(self, req: Request, writer: asyncio.StreamWriter) -> None:
+        """/ (the index) or /counters; neither is logged nor counted."""
+        if req.target == "/":
+            body = ("<html><body>" + "".join(f'<a href="{p}">{p}</a> ' for p in INDEX)
+                    + "</body></html>").encode()
+            ctype = "text/html"
+        else:
+            cpu, disk, sent = self.consumed
+            body = json.dumps({"t": time.monotonic(), "cpu_s": cpu, "disk_read_bytes": disk,
+                               "net_tx_bytes": sent}).encode()
+            ctype = "application/json"
+        writer.write(f"HTTP/1.1 200 OK\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}"
+                     f"\r\nCache-Control: no-store\r\n\r\n".encode() + body)
+
     def reject(self, req: Request, writer: asyncio.StreamWriter) -> None:
         writer.write(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n")
         self.record(time.time(), req, "", 0.0, 0, 0, 503, "rejected")
@@ -194,6 +232,9 @@ class Site:
     def record(self, start: float, req: Request, kind: str, cpu_s: float, disk: int, sent: int,
                status: int, outcome: str) -> None:
         self.served += 1
+        self.consumed[0] += cpu_s
+        self.consumed[1] += disk
+        self.consumed[2] += sent
         if self.log is not None:
             self.log.write(f"{time.time():.4f} {start:.4f} {req.headers.get('x-class', '-')} "
                            f"{kind or page_kind(req.target)} {cpu_s:.6f} {disk} {sent} "
@@ -291,6 +332,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         initializer=join_cgroup, initargs=(cgroup,))
     log = open(args.log, "a", buffering=1, encoding="utf-8") if args.log else None
     try:
+        # start every worker now: the first pages must not pay for spawning one
+        concurrent.futures.wait([pool.submit(time.sleep, 0.2) for _ in range(cfg.cgi_workers)])
         asyncio.run(serve(args, cfg, pool, log))
     finally:
         pool.shutdown(wait=True, cancel_futures=True)

@@ -141,12 +141,16 @@ def site_conf(sc: Scenario) -> list[str]:
 
 
 def site_sched_conf(sc: Scenario, run_dir: str) -> list[str]:
-    """The resources, the page table (written into run_dir from the site's known
-    capacities, siteorigin.page_table) and the quantum of mqos/sqos/drf."""
+    """The resources, the page table run_dir/site.table (written here from the
+    site's known capacities, siteorigin.page_table, or put there by the testbed
+    from reqsched-prober's crawl) and the quantum of mqos/sqos/drf."""
     assert sc.site is not None
     table = os.path.join(run_dir, "site.table")
-    with open(table, "w", encoding="utf-8") as f:
-        f.write(page_table(sc.site.origin, sc.payload_bps / 8, sc.site.hold_s))
+    if sc.site.page_table == "capacities":
+        with open(table, "w", encoding="utf-8") as f:
+            f.write(page_table(sc.site.origin, sc.payload_bps / 8, sc.site.hold_s))
+    elif not os.path.exists(table):
+        raise RuntimeError(f"{table}: no probed page table (the testbed probes the site first)")
     return ["request_sched_resource cpu", "request_sched_resource disk",
             "request_sched_resource bw", f"request_sched_page_table {table}",
             f"request_sched_mqos_quantum {sc.site.quantum:g}",

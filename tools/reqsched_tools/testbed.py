@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
-from . import monitor, netns, paths, scenario, squidconf
+from . import monitor, netns, paths, prober, scenario, siteorigin, squidconf
 from .netns import Topology
 from .scenario import ModeSpec, Scenario
 
@@ -341,6 +341,45 @@ class Runner:
             argv += ["--url-list", self.input_path(sc.replay_urls)]
         return argv
 
+    def probe_site(self) -> None:
+        """[site] page_table = "prober": before the modes, reqsched-prober crawls the
+        origin from the gateway's namespace through the link, one request at a
+        time, reading the origin's own counters (GET /counters), with the known
+        capacities, as an administrator would; the page probed for each kind then
+        stands for its kind (/cgi/1 -> /cgi/*). RUN/probe/ holds the prober's own
+        table (prober.table) and the origin's log; RUN/site.table is what Squid loads."""
+        sc = self.sc
+        assert sc.site is not None
+        o = sc.site.origin
+        mdir = os.path.join(self.out, "probe")
+        os.makedirs(mdir, exist_ok=True)
+        raw = os.path.join(mdir, "prober.table")
+        site = f"http://{netns.server_addr(0)}"
+        op = self.start_origin(mdir, 60)
+        try:
+            up = self.topo.exec_argv("gw", ["curl", "-s", "-f", "-o", "/dev/null", "-m", "2",
+                                            f"{site}/counters"])
+            deadline = time.monotonic() + 20
+            while subprocess.run(up).returncode != 0:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the origin did not come up; see {mdir}/origin.log")
+                time.sleep(0.3)
+            p = subprocess.run(self.topo.exec_argv("gw", [
+                sys.executable, "-m", "reqsched_tools.prober", "--site", site + "/",
+                "--monitor", site, "--capacity",
+                f"cpu={o.cpu_quota:g},disk={o.disk_Bps:g},bw={sc.payload_bps / 8:g}",
+                "--out", raw]), capture_output=True, text=True, timeout=120)
+            if p.returncode != 0:
+                raise RuntimeError(f"reqsched-prober failed: {p.stderr.strip()[-300:]}")
+            log(p.stderr.strip())
+        finally:
+            self.stop(op)
+        capacity, rows = prober.read_table(Path(raw))
+        prober.write_table(Path(self.out, "site.table"), capacity, siteorigin.kind_patterns(rows))
+        log("probed page table: " + "; ".join(
+            ln for ln in Path(self.out, "site.table").read_text().splitlines()
+            if ln.startswith("/")))
+
     def site_load_argv(self, out: str, duration: float) -> list[str]:
         """reqsched-siteload: each class's open load on the accelerator port."""
         sc = self.sc
@@ -461,6 +500,8 @@ class Runner:
         info: dict = {"mode": mode.name, "kind": mode.kind, "squid": self.squid,
                       "duration_s": duration, "pacing": mode.kind == "reqsched" and mode.pacing,
                       "squid_directives": sorted(self.known)}
+        if sc.site and sc.site.page_table == "prober":
+            shutil.copyfile(os.path.join(self.out, "site.table"), os.path.join(mdir, "site.table"))
         conf = squidconf.write(sc, mode, mdir, SQUID_USER, self.patched, self.known)
         if mode.kind == "reqsched":
             self.check_conf(mode, conf)
@@ -635,6 +676,13 @@ def run_point(sc: Scenario, out: str, run_id: str, args: argparse.Namespace) -> 
             json.dump({"run_id": run_id, "namespaces": runner.topo.ns, "shaping": shaping}, f,
                       indent=1)
         skipped = []
+        if sc.site and sc.site.page_table == "prober":
+            try:
+                runner.probe_site()
+            except (RuntimeError, OSError, ValueError, subprocess.TimeoutExpired) as e:
+                log(f"probing the site failed: {e}")
+                skipped.append({"mode": "probe", "reason": f"probing the site failed: {e}"})
+                rc = 1
         try:
             runner.idle_probe()
         except (RuntimeError, OSError, netns.NetError) as e:
