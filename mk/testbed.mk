@@ -5,12 +5,14 @@
 #                        fails here in seconds, not at integration's collection), mypy over
 #                        tools/reqsched_tools, then the pytest unit tests of tools/
 #                        (test/tools/): report maths, parsers, scenarios, origin
-#   make check-testbed   both checks below (~6.5 min)
+#   make check-testbed   the three checks below (~8 min)
 #   make check-testbed-admission  a short (~2 min) field-trial-shaped run (8 Mbit/s, see
 #                        test/testbed/check-field-trial.toml): msf/nopacing vs stock
 #   make check-testbed-pacing  the byte layer (~4.5 min): bufferbloat at 1000 ms and
 #                        cross traffic at 60% of C, msf (pacing) vs stock, targets
 #                        asserted; FAILS on a Squid without request_sched_pacing
+#   make check-testbed-gateway  the website-gateway scenario (~80 s): nqos vs mqos,
+#                        every resource split 6:3:1 under mqos, not under nqos
 #   make demo            field-trial in every mode (~5 min): table, JSON, PNGs in
 #                        results/field-trial-<timestamp>/
 #   make demo-replay     the log-replay scenario (5.4 min measured): the sample access log
@@ -34,7 +36,8 @@ DEMO_MODES     ?= stock,delay-pools,htb,msf/nopacing,msf,rfq,drr,msf+sff
 CHECK_TARGETS += check-scripts check-testbed
 BENCH_TARGETS += bench-testbed
 
-.PHONY: check-scripts check-testbed check-testbed-admission check-testbed-pacing demo \
+.PHONY: check-scripts check-testbed check-testbed-admission check-testbed-pacing \
+	check-testbed-gateway demo \
 	demo-replay bench-testbed
 
 check-scripts: $(STAMPS)/tools
@@ -50,6 +53,9 @@ check-testbed-admission: squid $(STAMPS)/tools
 
 check-testbed-pacing: squid $(STAMPS)/tools
 	cd $(TOP) && $(TESTBED_PYTEST) -s test/testbed/test_byte_layer.py
+
+check-testbed-gateway: squid $(STAMPS)/tools
+	cd $(TOP) && $(TESTBED_PYTEST) -s test/testbed/test_website_gateway.py
 
 demo: all
 	$(TESTBED) run --scenario field-trial --modes $(DEMO_MODES) --duration $(DEMO_DURATION) \

@@ -11,7 +11,7 @@ TOOLS_VENV    := $(BUILD)/venv
 PYTHON        := $(TOOLS_VENV)/bin/python3
 TOOLS_SCRIPTS := reqsched-testbed reqsched-replay reqsched-report reqsched-origin reqsched-sim \
                  reqsched-load \
-                 reqsched-prober reqsched-monitor \
+                 reqsched-prober reqsched-monitor reqsched-siteorigin reqsched-siteload \
                  reqsched-from-delay-pools
 
 ALL_TARGETS += tools

@@ -902,6 +902,9 @@ def draw_plots(results: list[dict], sc: dict, run_dir: str) -> list[str]:
 def make_report(run_dir: str, json_out: Optional[str] = None, plots: bool = True,
                 quiet: bool = False) -> list[dict]:
     sc = json.load(open(os.path.join(run_dir, "scenario.json"), encoding="utf-8"))
+    if sc.get("site"):
+        from . import sitereport
+        return sitereport.make_report(run_dir, json_out, plots, quiet)
     results = []
     for mode in sc["modes"]:
         if os.path.exists(os.path.join(run_dir, safe(mode), "replay.json")):
@@ -1043,7 +1046,12 @@ def main(argv: Optional[list[str]] = None) -> int:
         for d in dirs:
             sc = json.load(open(os.path.join(d, "scenario.json"), encoding="utf-8"))
             res = json.load(open(os.path.join(d, "report.json"), encoding="utf-8"))
-            print(markdown(res, sc, sc.get("sweep_label", "")) + "\n")
+            if sc.get("site"):
+                from . import sitereport
+                print(sitereport.paper_table(res, [c["name"] for c in sc["classes"]], md=True)
+                      + "\n")
+            else:
+                print(markdown(res, sc, sc.get("sweep_label", "")) + "\n")
         return 0
     try:
         if not os.path.exists(os.path.join(args.run_dir, "scenario.json")):

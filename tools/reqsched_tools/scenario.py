@@ -14,10 +14,16 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from .siteorigin import SiteConfig
+
 SCENARIO_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scenarios")
 BASELINE_MODES = ("stock", "delay-pools", "htb")
 # request_sched_policy's words (Squid's cf.data.pre, rs_policy_parse() in lib/)
 POLICIES = ("msf", "rfq", "drr")
+# the website-gateway modes (issue 13): nqos = the scheduler off; the policies
+# that schedule by the page table's costs (admission only: no byte layer)
+SITE_POLICIES = ("mqos", "sqos", "drf")
+SITE_BASELINE = "nqos"
 WINDOWS = ("wrc-mult", "wrc-aimd", "rtc")
 # TCP payload per 1514-byte Ethernet frame (MSS 1448 with timestamps): the
 # share of the wire rate C that Squid can ever read as response bytes.
@@ -52,6 +58,24 @@ class ClassSpec:
     # [replay] scenarios: the log clients this class's users replay (client map
     # MATCHes: address, CIDR, login:NAME or *); users = its source addresses
     clients: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SiteSpec:
+    """[site]: the website-gateway scenario. Squid accelerates one origin
+    (siteorigin.py) whose pages each spend one resource, with fixed capacities;
+    each class sends an open Poisson load (siteload.py) of rate requests/s from
+    its users' addresses. Bandwidth capacity = the link (downlink_bps payload)."""
+    origin: SiteConfig = field(default_factory=SiteConfig)   # pages and capacities
+    hold_s: float = 0.5                  # page table: cost = demand / (capacity x hold_s)
+    mix: dict[str, float] = field(default_factory=lambda: {"cgi": 0.6, "photos": 0.2,
+                                                           "media": 0.2})
+    rate: float = 70.0                   # requests/s offered by each class
+    patience_s: float = 10.0             # a request not answered by then is abandoned
+    quantum: float = 5.0                 # request_sched_mqos_quantum, % of each capacity
+    # the page table: "capacities" (written from the known capacities and hold_s)
+    # or "prober" (reqsched-prober crawls the origin through the link before the modes)
+    page_table: str = "capacities"
 
 
 @dataclass
@@ -126,6 +150,7 @@ class Scenario:
     # [proxy] workers: Squid's SMP workers (`workers N`, daemon mode in the
     # foreground); 1 = one process (-N), as every mode runs by default
     proxy_workers: int = 1
+    site: Optional[SiteSpec] = None      # [site]: the website-gateway scenario
 
     @property
     def payload_bps(self) -> float:
@@ -135,6 +160,8 @@ class Scenario:
         d = dict(self.__dict__)
         d["classes"] = [c.__dict__ for c in self.classes]
         d["modes"] = [m.name for m in self.modes]
+        d["site"] = (dict(self.site.__dict__, origin=self.site.origin.__dict__)
+                     if self.site else None)
         return d
 
 
@@ -147,6 +174,12 @@ def parse_mode(text: str, default_window: str, default_u: float) -> ModeSpec:
     t = text.strip()
     if t in BASELINE_MODES:
         return ModeSpec(name=t, kind=t)
+    if t == SITE_BASELINE:
+        return ModeSpec(name=t, kind="stock")
+    m = re.fullmatch(f"({'|'.join(SITE_POLICIES)})" r"(?::fixed-(\d+))?", t)
+    if m:
+        window = f"fixed-{m.group(2)}" if m.group(2) else default_window
+        return ModeSpec(name=t, kind="reqsched", policy=m.group(1), window=window, pacing=False)
     m = re.fullmatch(f"({'|'.join(POLICIES)})" r"(\+sff)?(?::([a-z-]+|fixed-\d+))?(?:@([0-9.]+%?))?"
                      r"(/nopacing)?", t)
     if not m:
@@ -373,6 +406,16 @@ def build(raw: dict[str, Any], source: str = "") -> Scenario:
             raise ScenarioError("give [replay] or sizes.access_log/url_list, not both")
     elif any(c.clients for c in classes):
         raise ScenarioError("classes' clients = [...] need a [replay] table")
+    if "site" in raw:
+        sc.site = site_of(raw["site"])
+    site_modes = {SITE_BASELINE, *SITE_POLICIES}
+    for m in sc.modes:
+        if (m.name == SITE_BASELINE or m.policy in SITE_POLICIES) != bool(sc.site):
+            raise ScenarioError(f"mode {m.name}: {', '.join(sorted(site_modes))} are the "
+                                f"modes of a [site] scenario, and only they")
+        if m.policy in SITE_POLICIES and not m.window.startswith("fixed-"):
+            raise ScenarioError(f"mode {m.name}: the resource policies need a fixed window "
+                                f"(mqos:fixed-N, or [reqsched] window = \"fixed-N\")")
     if "rate_fraction" in cross and "rate_bps" in cross:
         raise ScenarioError("cross_traffic: give rate_bps or rate_fraction, not both")
     if not 0 <= sc.cross_rate_bps <= down:
@@ -390,6 +433,36 @@ def build(raw: dict[str, Any], source: str = "") -> Scenario:
     if len(classes) > 240:
         raise ScenarioError("at most 240 classes (one /24 of client addresses each)")
     return sc
+
+
+def site_of(raw: Any) -> SiteSpec:
+    """[site] -> SiteSpec, every value checked."""
+    if not isinstance(raw, dict):
+        raise ScenarioError("[site] must be a table")
+    site = SiteSpec()
+    known = [*site.origin.__dict__, *(k for k in site.__dict__ if k != "origin")]
+    for k, v in raw.items():
+        if k not in known:
+            raise ScenarioError(f"site.{k}: unknown key (have {', '.join(known)})")
+        obj: Any = site.origin if k in site.origin.__dict__ else site
+        try:
+            if k == "page_table":
+                if v not in ("capacities", "prober"):
+                    raise ValueError('"capacities" or "prober"')
+                site.page_table = v
+            elif k == "mix":
+                mix = {str(a): float(b) for a, b in dict(v).items()}
+                if not mix or set(mix) - {"cgi", "photos", "media"} or min(mix.values()) < 0 \
+                        or not sum(mix.values()):
+                    raise ValueError("expected { cgi = P, photos = P, media = P }, P >= 0")
+                site.mix = mix
+            else:
+                setattr(obj, k, type(getattr(obj, k))(v))
+                if getattr(obj, k) <= 0:
+                    raise ValueError("must be > 0")
+        except (TypeError, ValueError) as e:
+            raise ScenarioError(f"site.{k} = {v!r}: {e}") from e
+    return site
 
 
 def load_raw(name: Optional[str] = None, spec: Optional[str] = None) -> tuple[dict[str, Any], str]:

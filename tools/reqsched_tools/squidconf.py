@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import os
 
+from .netns import server_addr
 from .scenario import GW_WAN_IFACE, ModeSpec, Scenario
+from .siteorigin import page_table
 
 # the port the origin serves "https" on: plain HTTP inside CONNECT tunnels
 TUNNEL_PORT = 443
@@ -124,13 +126,49 @@ def reqsched_conf(sc: Scenario, mode: ModeSpec,
     return lines
 
 
+# the website-gateway scenario's site: the public name and the accelerator port
+SITE_NAME = "www.example.test"
+SITE_PORT = 80
+
+
+def site_conf(sc: Scenario) -> list[str]:
+    """Squid in accelerator mode in front of the [site] origin (the first server
+    address); the forward port :3128 stays for the cache manager."""
+    return [f"http_port {SITE_PORT} accel defaultsite={SITE_NAME} no-vhost",
+            f"cache_peer {server_addr(0)} parent 80 0 no-query no-digest originserver name=site",
+            "cache_peer_access site allow all",
+            "never_direct allow all"]
+
+
+def site_sched_conf(sc: Scenario, run_dir: str) -> list[str]:
+    """The resources, the page table run_dir/site.table (written here from the
+    site's known capacities, siteorigin.page_table, or put there by the testbed
+    from reqsched-prober's crawl) and the quantum of mqos/sqos/drf."""
+    assert sc.site is not None
+    table = os.path.join(run_dir, "site.table")
+    if sc.site.page_table == "capacities":
+        with open(table, "w", encoding="utf-8") as f:
+            f.write(page_table(sc.site.origin, sc.payload_bps / 8, sc.site.hold_s))
+    elif not os.path.exists(table):
+        raise RuntimeError(f"{table}: no probed page table (the testbed probes the site first)")
+    return ["request_sched_resource cpu", "request_sched_resource disk",
+            "request_sched_resource bw", f"request_sched_page_table {table}",
+            f"request_sched_mqos_quantum {sc.site.quantum:g}",
+            # as the origin refuses what waits longer for a slot (nqos)
+            f"request_sched_queue_timeout {max(1, round(sc.site.origin.queue_timeout))} seconds"]
+
+
 def write(sc: Scenario, mode: ModeSpec, run_dir: str, user: str, patched: bool,
           known: frozenset[str] = frozenset(BYTE_LAYER_DIRECTIVES)) -> str:
     lines = base_conf(sc, run_dir, user, patched)
+    if sc.site:
+        lines += site_conf(sc)
     if mode.kind == "delay-pools":
         lines += delay_pool_conf(sc)
     if mode.kind == "reqsched":
         lines += reqsched_conf(sc, mode, known)
+        if sc.site:
+            lines += site_sched_conf(sc, run_dir)
     elif patched:
         lines.append("request_scheduler off")
     path = os.path.join(run_dir, "squid.conf")

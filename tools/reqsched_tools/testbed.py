@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
-from . import monitor, netns, paths, scenario, squidconf
+from . import monitor, netns, paths, prober, scenario, siteorigin, squidconf
 from .netns import Topology
 from .scenario import ModeSpec, Scenario
 
@@ -294,6 +294,17 @@ class Runner:
     # -- one mode --------------------------------------------------------------
     def start_origin(self, mdir: str, duration: float) -> subprocess.Popen:
         sc = self.sc
+        if sc.site:
+            o = sc.site.origin
+            return self.spawn("srv", [
+                sys.executable, "-m", "reqsched_tools.siteorigin", "--listen", "0.0.0.0:80",
+                "--cpu-quota", str(o.cpu_quota), "--cgi-workers", str(o.cgi_workers),
+                "--cgi-cpu-ms", str(o.cgi_cpu_ms), "--cgi-bytes", str(o.cgi_bytes),
+                "--disk-Bps", str(o.disk_Bps), "--photo-bytes", str(o.photo_bytes),
+                "--media-bytes", str(o.media_bytes), "--max-clients", str(o.max_clients),
+                "--queue-timeout", str(o.queue_timeout),
+                "--log", os.path.join(mdir, "site.log"), "--max-runtime", str(duration + 600)],
+                os.path.join(mdir, "origin.log"))
         origin = [sys.executable, "-m", "reqsched_tools.origin", "--listen", "0.0.0.0:80",
                   "--listen", f"0.0.0.0:{squidconf.TUNNEL_PORT}",
                   "--server-config", os.path.join(self.out, "servers.json"),
@@ -328,6 +339,58 @@ class Runner:
             argv += ["--access-log", self.input_path(sc.replay_log)]
         elif sc.replay_urls:
             argv += ["--url-list", self.input_path(sc.replay_urls)]
+        return argv
+
+    def probe_site(self) -> None:
+        """[site] page_table = "prober": before the modes, reqsched-prober crawls the
+        origin from the gateway's namespace through the link, one request at a
+        time, reading the origin's own counters (GET /counters), with the known
+        capacities, as an administrator would; the page probed for each kind then
+        stands for its kind (/cgi/1 -> /cgi/*). RUN/probe/ holds the prober's own
+        table (prober.table) and the origin's log; RUN/site.table is what Squid loads."""
+        sc = self.sc
+        assert sc.site is not None
+        o = sc.site.origin
+        mdir = os.path.join(self.out, "probe")
+        os.makedirs(mdir, exist_ok=True)
+        raw = os.path.join(mdir, "prober.table")
+        site = f"http://{netns.server_addr(0)}"
+        op = self.start_origin(mdir, 60)
+        try:
+            up = self.topo.exec_argv("gw", ["curl", "-s", "-f", "-o", "/dev/null", "-m", "2",
+                                            f"{site}/counters"])
+            deadline = time.monotonic() + 20
+            while subprocess.run(up).returncode != 0:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the origin did not come up; see {mdir}/origin.log")
+                time.sleep(0.3)
+            p = subprocess.run(self.topo.exec_argv("gw", [
+                sys.executable, "-m", "reqsched_tools.prober", "--site", site + "/",
+                "--monitor", site, "--capacity",
+                f"cpu={o.cpu_quota:g},disk={o.disk_Bps:g},bw={sc.payload_bps / 8:g}",
+                "--out", raw]), capture_output=True, text=True, timeout=120)
+            if p.returncode != 0:
+                raise RuntimeError(f"reqsched-prober failed: {p.stderr.strip()[-300:]}")
+            log(p.stderr.strip())
+        finally:
+            self.stop(op)
+        capacity, rows = prober.read_table(Path(raw))
+        prober.write_table(Path(self.out, "site.table"), capacity, siteorigin.kind_patterns(rows))
+        log("probed page table: " + "; ".join(
+            ln for ln in Path(self.out, "site.table").read_text().splitlines()
+            if ln.startswith("/")))
+
+    def site_load_argv(self, out: str, duration: float) -> list[str]:
+        """reqsched-siteload: each class's open load on the accelerator port."""
+        sc = self.sc
+        assert sc.site is not None
+        argv = [sys.executable, "-m", "reqsched_tools.siteload",
+                "--gateway", f"{netns.GW_LAN}:{squidconf.SITE_PORT}", "--host", squidconf.SITE_NAME,
+                "--mix", ",".join(f"{k}={v:g}" for k, v in sc.site.mix.items()),
+                "--patience", str(sc.site.patience_s), "--duration", str(duration),
+                "--seed", str(sc.seed), "--out", out]
+        for ci, c in enumerate(sc.classes):
+            argv += ["--class", f"{c.name}:{netns.user_addr(ci, 0)}-{c.users}:{sc.site.rate:g}"]
         return argv
 
     def load_argv(self, out: str, duration: float) -> list[str]:
@@ -437,6 +500,8 @@ class Runner:
         info: dict = {"mode": mode.name, "kind": mode.kind, "squid": self.squid,
                       "duration_s": duration, "pacing": mode.kind == "reqsched" and mode.pacing,
                       "squid_directives": sorted(self.known)}
+        if sc.site and sc.site.page_table == "prober":
+            shutil.copyfile(os.path.join(self.out, "site.table"), os.path.join(mdir, "site.table"))
         conf = squidconf.write(sc, mode, mdir, SQUID_USER, self.patched, self.known)
         if mode.kind == "reqsched":
             self.check_conf(mode, conf)
@@ -469,8 +534,12 @@ class Runner:
                 restarter = threading.Thread(target=self.restart_squid, daemon=True,
                                              args=(holder, conf, mdir, time.time(), info))
                 restarter.start()
-            argv = (self.load_argv(mdir, duration) if sc.replay_access_log else
-                    self.replay_argv(os.path.join(self.out, "users.json"), mdir, duration))
+            if sc.site:
+                argv = self.site_load_argv(mdir, duration)
+            elif sc.replay_access_log:
+                argv = self.load_argv(mdir, duration)
+            else:
+                argv = self.replay_argv(os.path.join(self.out, "users.json"), mdir, duration)
             rc = self.run_replay(argv, mode.name, os.path.join(mdir, "replay.log"), duration)
             holder["halt"].set()
             if restarter is not None:
@@ -607,6 +676,13 @@ def run_point(sc: Scenario, out: str, run_id: str, args: argparse.Namespace) -> 
             json.dump({"run_id": run_id, "namespaces": runner.topo.ns, "shaping": shaping}, f,
                       indent=1)
         skipped = []
+        if sc.site and sc.site.page_table == "prober":
+            try:
+                runner.probe_site()
+            except (RuntimeError, OSError, ValueError, subprocess.TimeoutExpired) as e:
+                log(f"probing the site failed: {e}")
+                skipped.append({"mode": "probe", "reason": f"probing the site failed: {e}"})
+                rc = 1
         try:
             runner.idle_probe()
         except (RuntimeError, OSError, netns.NetError) as e:
