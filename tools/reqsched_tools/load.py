@@ -27,7 +27,7 @@ import sys
 import time
 from typing import Optional
 
-from . import genlog, logparse, logreplay, multiproc, sessions, tsung
+from . import cengine, genlog, logparse, logreplay, multiproc, sessions, tsung
 from .loadengine import Engine, format_report
 from .replay import parse_addr_range
 
@@ -163,7 +163,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     classes, servers, port = sessions.load_profile(sessions.read_profile(args.profile),
                                                    os.path.dirname(os.path.abspath(args.profile)))
     engine = Engine(proxy_of(args.proxy), args.timeout, args.progress_s, args.proxy_password)
-    info: dict = {"profile": args.profile, "seed": args.seed,
+    info: dict = {"profile": args.profile, "seed": args.seed, "engine": args.engine,
                   "classes_profile": [{"name": c.name, "unit": c.unit, "phases": c.phases,
                                        "connections": c.model.connections} for c in classes]}
     if args.worker:
@@ -185,21 +185,31 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         rc = finish(engine, args.out, info, not args.no_plots)
     elif args.worker:
         engine.progress_sink = lambda c: print(json.dumps(c), flush=True)
-        time.sleep(max(0.0, args.start_at - time.time()))
-        asyncio.run(engine.run(sl.tasks(), bound))
+        run_sessions(args, sl, bound)
         info |= {"worker": f"{k}/{n}", "no_address": sl.no_address,
                  "spans": [[c, round(a, 4), round(b, 4)] for c, a, b in engine.spans]}
         return finish(engine, args.out, info, False, quiet=True)
     else:
-        print(f"load: {len(classes)} classes for {sl.duration():.0f} s via {args.proxy}",
-              file=sys.stderr, flush=True)
-        rc = run_engine(engine, sl.tasks(), bound, args.out, info, not args.no_plots)
+        print(f"load: {len(classes)} classes for {sl.duration():.0f} s via {args.proxy}, "
+              f"engine {args.engine}", file=sys.stderr, flush=True)
+        run_sessions(args, sl, bound)
+        rc = finish(engine, args.out, info, not args.no_plots)
         no_address = sl.no_address
     if no_address:
         print(f"load: {no_address} users not started: their class had no free address "
               "(at most at once for users profiles, arrivals for sessions_per_s"
               f"{', summed over the processes' if args.procs > 1 else ''})", file=sys.stderr)
     return rc
+
+
+def run_sessions(args: argparse.Namespace, sl: sessions.SessionLoad, bound: float) -> None:
+    """One process's share of a sessions run (from the wall-clock
+    --start-at, a worker's), by the engine --engine names."""
+    if args.engine == "c":
+        cengine.run(sl, bound, args.out, args.start_at)
+        return
+    time.sleep(max(0.0, args.start_at - time.time()))
+    asyncio.run(sl.engine.run(sl.tasks(), bound))
 
 
 def cmd_tsung(args: argparse.Namespace) -> int:
@@ -330,6 +340,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--procs", type=count, default=1,
                    help="worker processes the users are split over (multiproc.py); "
                         "one merged output")
+    p.add_argument("--engine", choices=("c", "python"), default="c",
+                   help="who runs the transactions: reqsched-loadc (C, loadgen/; "
+                        "make tools builds it) or this process (asyncio)")
     p.add_argument("--worker", type=worker_of, help=argparse.SUPPRESS)
     p.add_argument("--start-at", type=float, default=0.0, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_sessions)

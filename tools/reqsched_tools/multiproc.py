@@ -50,7 +50,7 @@ def worker_argv(args: Any, k: int, n: int, start_at: float) -> list[str]:
     argv = [sys.executable, "-m", "reqsched_tools.load", "sessions", args.profile,
             "--proxy", args.proxy, "--timeout", repr(args.timeout),
             "--progress-s", repr(args.progress_s), "--out", worker_dir(args.out, k),
-            "--seed", str(args.seed), "--no-plots", "--worker", f"{k}/{n}",
+            "--seed", str(args.seed), "--engine", args.engine, "--no-plots", "--worker", f"{k}/{n}",
             "--start-at", repr(start_at)]
     if args.proxy_password is not None:
         argv += ["--proxy-password", args.proxy_password]

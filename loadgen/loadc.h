@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* loadc.h - the state of reqsched-loadc: classes with their address pools,
+ * users, their pages and connections, and the records the run writes
+ * (out.c). One thread, one epoll loop (loadc.c). */
+#ifndef RS_LOADC_H
+#define RS_LOADC_H
+
+#include <netinet/in.h>
+#include <stdint.h>
+
+#include "http.h"
+#include "plan.h"
+
+struct obj {
+	struct obj *next;
+	char method[17];
+	char *url;                /* handed to the record when fetched */
+	long size, status, body, max_age;
+};
+
+struct page {
+	struct page *next;
+	struct user *u;
+	long nobj, want;          /* obj lines read, and announced */
+	char *pid;                /* handed to the page record when loaded */
+	long session;
+	double think;
+	struct obj *objs, **tail;
+};
+
+struct user;
+
+struct klass {
+	char *name;
+	int conns;                /* connections per user */
+	struct in_addr *addrs;
+	int naddr, cap;
+	int *pool, head, nfree;   /* free addresses: a FIFO ring of indices */
+	struct user *pending, **ptail;   /* users waiting for an address */
+	int npending, active;
+	uint64_t *bins;           /* bytes received per second */
+	int nbins;
+};
+
+enum ustate { U_WAIT_START, U_PENDING, U_WAIT_PLAN, U_THINK, U_FETCH, U_DONE };
+
+struct conn;
+
+struct user {
+	char *id, *auth;
+	struct klass *k;
+	double start, leave, since;
+	int arrival;              /* refused, not pending, without a free address */
+	enum ustate st;
+	int addr;                 /* index into k->addrs, -1: none */
+	struct page *q, **qtail, *cur;
+	int qlen, ended, asked;
+	struct obj *todo;         /* the current page's embedded objects to fetch */
+	int next_k, active;       /* the next object's number in the page, fetches on */
+	long prec;                /* the current page's record */
+	long session;
+	int next_conn;            /* the last connection number of this session */
+	unsigned wake;            /* the valid think timer */
+	struct conn **slot;
+	struct user *hnext, *pnext;
+};
+
+enum cstate { C_CONNECTING, C_SENDING, C_READING, C_IDLE };
+
+struct conn {
+	int fd, id, slot;
+	int err;                  /* the errno of a failed connect, reported from the loop */
+	unsigned events;
+	struct user *u;
+	enum cstate st;
+	int reused;               /* carried a transaction before this one */
+	int tunnel;               /* 1: awaiting CONNECT's answer, 2: inside the tunnel */
+	struct obj *o;
+	long rec;
+	char *wbuf;
+	size_t wlen, woff;
+	uint64_t body_left;
+	struct resp resp;
+	double deadline;
+	struct conn *bnext, *bprev;      /* the busy list (timeouts, stop) */
+};
+
+struct rec {
+	struct user *u;
+	char *url;
+	const char *error;        /* NULL, a static string, or errbuf-owned */
+	char method[17];
+	double sched, start, first, end;
+	uint64_t bytes;
+	long prec;                /* the page record, -1: none */
+	int k, status, conn;
+	char role;                /* 'm' main, 'e' embedded */
+	char retried, err_owned;
+};
+
+struct prec {
+	char *pid;
+	struct user *u;
+	double start, end;
+	int objects, errors;
+	uint64_t bytes;
+};
+
+struct span {
+	struct klass *k;
+	double since, until;
+};
+
+struct run {
+	double t0, t0_epoch, elapsed, duration, timeout;
+	int interrupted;
+	struct klass *classes;
+	int nclasses;
+	struct user **started;    /* users in start order (replay.json) */
+	long nstarted, cstarted;
+	struct rec *recs;
+	long nrecs, crecs, ndone, nerrors;
+	struct prec *precs;
+	long nprecs, cprecs;
+	struct span *spans;
+	long nspans, cspans;
+	long no_address, refused;
+	uint64_t bytes;
+};
+
+/* out.c: requests.csv, pages.csv, class_bytes.csv and replay.json in dir */
+int write_outputs(const struct run *r, const char *dir);
+
+#endif
