@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -1277,6 +1278,13 @@ int main(int argc, char **argv)
 	epoll_ctl(ep, EPOLL_CTL_ADD, sfd, &e);
 	loop(sfd);
 	stop_run();
+	{
+		struct rusage ru;
+
+		getrusage(RUSAGE_SELF, &ru);
+		R.cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+			(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+	}
 	bury();
 	if (write_outputs(&R, out)) {
 		fprintf(stderr, "reqsched-loadc: writing %s: %s\n", out, strerror(errno));

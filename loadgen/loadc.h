@@ -113,6 +113,7 @@ struct span {
 
 struct run {
 	double t0, t0_epoch, elapsed, duration, timeout;
+	double cpu;               /* the engine's CPU seconds to the end of the run */
 	int interrupted;
 	struct klass *classes;
 	int nclasses;

@@ -108,8 +108,9 @@ static int write_json(const struct run *r, const char *dir)
 
 	if (!f)
 		return -1;
-	fprintf(f, "{\"t0_epoch\": %.6f, \"duration_s\": %.3f, \"interrupted\": %s,\n",
-		r->t0_epoch, r->elapsed, r->interrupted ? "true" : "false");
+	fprintf(f, "{\"t0_epoch\": %.6f, \"duration_s\": %.3f, \"interrupted\": %s, "
+		"\"engine_cpu_s\": %.3f,\n", r->t0_epoch, r->elapsed,
+		r->interrupted ? "true" : "false", r->cpu);
 	fprintf(f, "\"transactions\": %ld, \"completed\": %ld, \"errors\": %ld, "
 		"\"no_address\": %ld,\n\"users\": [", r->nrecs, r->ndone, r->nerrors,
 		r->no_address + r->refused);

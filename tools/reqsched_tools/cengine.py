@@ -76,10 +76,11 @@ def write_head(sl: SessionLoad, f: IO[str]) -> dict[str, Iterator[PagePlan]]:
     return pages
 
 
-def run(sl: SessionLoad, duration: float, workdir: str, start_at: float = 0.0) -> None:
+def run(sl: SessionLoad, duration: float, workdir: str, start_at: float = 0.0) -> float:
     """Run sl's classes through reqsched-loadc for at most duration s (from
     the wall-clock start_at, if given); its records into sl.engine, the users
-    it lacked an address for into sl.no_address."""
+    it lacked an address for into sl.no_address. Returns the engine's CPU
+    seconds (the run, without this process's drawing and writing)."""
     eng = sl.engine
     for c in sl.classes:
         if not all(ch.isalnum() or ch in "._:@+-" for ch in c.name):
@@ -117,6 +118,7 @@ def run(sl: SessionLoad, duration: float, workdir: str, start_at: float = 0.0) -
     info = multiproc.merge_into(eng, [d])[0]
     sl.no_address = int(info["no_address"])
     shutil.rmtree(d)
+    return float(info["engine_cpu_s"])
 
 
 def serve(plan: IO[str], lines: IO[str], pages: dict[str, Iterator[PagePlan]],

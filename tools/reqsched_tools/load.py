@@ -185,14 +185,14 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         rc = finish(engine, args.out, info, not args.no_plots)
     elif args.worker:
         engine.progress_sink = lambda c: print(json.dumps(c), flush=True)
-        run_sessions(args, sl, bound)
+        info |= run_sessions(args, sl, bound)
         info |= {"worker": f"{k}/{n}", "no_address": sl.no_address,
                  "spans": [[c, round(a, 4), round(b, 4)] for c, a, b in engine.spans]}
         return finish(engine, args.out, info, False, quiet=True)
     else:
         print(f"load: {len(classes)} classes for {sl.duration():.0f} s via {args.proxy}, "
               f"engine {args.engine}", file=sys.stderr, flush=True)
-        run_sessions(args, sl, bound)
+        info |= run_sessions(args, sl, bound)
         rc = finish(engine, args.out, info, not args.no_plots)
         no_address = sl.no_address
     if no_address:
@@ -202,14 +202,15 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     return rc
 
 
-def run_sessions(args: argparse.Namespace, sl: sessions.SessionLoad, bound: float) -> None:
+def run_sessions(args: argparse.Namespace, sl: sessions.SessionLoad, bound: float) -> dict:
     """One process's share of a sessions run (from the wall-clock
-    --start-at, a worker's), by the engine --engine names."""
+    --start-at, a worker's), by the engine --engine names; returns what
+    replay.json adds (the C engine's own CPU seconds)."""
     if args.engine == "c":
-        cengine.run(sl, bound, args.out, args.start_at)
-        return
+        return {"engine_cpu_s": cengine.run(sl, bound, args.out, args.start_at)}
     time.sleep(max(0.0, args.start_at - time.time()))
     asyncio.run(sl.engine.run(sl.tasks(), bound))
+    return {}
 
 
 def cmd_tsung(args: argparse.Namespace) -> int:
