@@ -354,7 +354,7 @@ static void bury(void)
 
 static void close_slots(struct user *u)
 {
-	for (int s = 0; s < u->k->conns; s++)
+	for (int s = 0; s < u->nslots; s++)
 		if (u->slot[s])
 			conn_close(u->slot[s]);
 }
@@ -362,13 +362,14 @@ static void close_slots(struct user *u)
 static void request(struct conn *c);
 static void fetch_done(struct user *u, int slot, long rec);
 static void next_page(struct user *u);
+static void replay_next(struct user *u);
 
 /* A new connection in c's user's slot for record rec (its number: the
  * session's next). Returns it, or NULL with the record's error set. */
 static struct conn *conn_open(struct user *u, int slot, long rec)
 {
 	struct conn *c = xmalloc(sizeof(*c));
-	struct sockaddr_in src = { .sin_family = AF_INET, .sin_addr = u->k->addrs[u->addr] };
+	struct sockaddr_in src = { .sin_family = AF_INET, .sin_addr = u->a };
 	struct epoll_event e = { .events = EPOLLOUT, .data.ptr = c };
 	int one = 1;
 
@@ -444,7 +445,8 @@ static void build_request(struct conn *c)
 {
 	const struct obj *o = c->o;
 	const struct rec *t = &R.recs[c->rec];
-	const char *pid = R.precs[t->prec].pid, *auth = c->u->auth;
+	const char *pid = t->prec >= 0 ? R.precs[t->prec].pid : c->u->id;
+	const char *auth = o->auth ? o->auth : c->u->auth;
 	char ma[48] = "", cl[48] = "", host[1024];
 	const char *h = o->url + 7;
 	size_t hl = strcspn(h, "/");
@@ -595,10 +597,17 @@ static void on_readable(struct conn *c)
 	long used;
 
 	if (c->st == C_IDLE) {
-		/* an idle keep-alive connection closed (or spoke): drop it */
+		/* an idle keep-alive connection the proxy closed: the next request
+		 * on it is sent again on a new one (fetch()), as loadengine finds
+		 * out by sending it; one that spoke unasked is dropped */
 		if (n < 0 && errno == EAGAIN)
 			return;
-		conn_close(c);
+		if (n > 0) {
+			conn_close(c);
+			return;
+		}
+		epoll_ctl(ep, EPOLL_CTL_DEL, c->fd, NULL);
+		c->peer_closed = 1;
 		return;
 	}
 	if (n < 0) {
@@ -648,7 +657,8 @@ static void fetch(struct user *u, int slot, struct obj *o, char role)
 	t->k = u->next_k++;
 	t->role = role;
 	u->active++;
-	if (c && !strcmp(o->method, "CONNECT")) {
+	if (c && (c->peer_closed || !strcmp(o->method, "CONNECT"))) {
+		t->retried = c->peer_closed;
 		conn_close(c);      /* a tunnel takes a connection of its own */
 		c = NULL;
 	}
@@ -682,8 +692,13 @@ static void page_done(struct user *u)
 static void fetch_done(struct user *u, int slot, long rec)
 {
 	const struct rec *t = &R.recs[rec];
-	struct prec *p = &R.precs[t->prec];
+	struct prec *p;
 
+	if (u->mode != M_SESSIONS) {
+		replay_next(u);
+		return;
+	}
+	p = &R.precs[t->prec];
 	p->objects++;
 	p->bytes += t->bytes;
 	p->errors += t->error != NULL;
@@ -692,7 +707,7 @@ static void fetch_done(struct user *u, int slot, long rec)
 	if (t->role == 'm') {
 		/* the embedded objects over up to CONNECTIONS slots */
 		u->todo = u->cur->objs->next;
-		for (int s = 0; s < u->k->conns && u->todo; s++) {
+		for (int s = 0; s < u->nslots && u->todo; s++) {
 			struct obj *o = u->todo;
 
 			u->todo = o->next;
@@ -730,6 +745,7 @@ static void start_page(struct user *u)
 }
 
 static void user_done(struct user *u);
+static void replay_send(struct user *u);
 
 static void next_page(struct user *u)
 {
@@ -770,6 +786,73 @@ static void next_page(struct user *u)
 	start_page(u);
 }
 
+/* -- replayed requests: a log's, per user in order (reqsched-load replay) -- */
+/* a slot not in flight for a request: one with an idle connection (not for
+ * a CONNECT, which takes a new one), else one without, else an idle one
+ * (fetch() closes it for a CONNECT) */
+static int free_slot(struct user *u, int connect)
+{
+	int empty = -1, idle = -1;
+
+	for (int s = 0; s < u->nslots; s++) {
+		if (!u->slot[s])
+			empty = empty < 0 ? s : empty;
+		else if (u->slot[s]->st == C_IDLE)
+			idle = s;
+	}
+	if (!connect && idle >= 0)
+		return idle;
+	return empty >= 0 ? empty : idle;
+}
+
+/* the user's next request, now */
+static void replay_send(struct user *u)
+{
+	struct obj *o = u->steps;
+
+	u->steps = o->next;
+	if (!u->steps)
+		u->stail = &u->steps;
+	u->st = U_FETCH;
+	u->prec = -1;
+	u->next_k = ++u->nsteps;
+	fetch(u, u->mode == M_CLOSED ? 0 : free_slot(u, !strcmp(o->method, "CONNECT")), o, 0);
+	if (u->mode == M_OPEN)
+		R.recs[R.nrecs - 1].sched = o->at;
+}
+
+/* open: send what is due while a connection is free, wake up for the next;
+ * closed: the next request after its think time; done after the last */
+static void replay_next(struct user *u)
+{
+	if (stopping || u->st == U_DONE)
+		return;
+	if (!u->steps) {
+		if (!u->active)
+			user_done(u);
+		return;
+	}
+	if (u->mode == M_CLOSED) {
+		if (u->active)
+			return;
+		if (u->nsteps && u->steps->think > 0) {
+			u->st = U_THINK;
+			u->wake++;
+			timer_add(now() + u->steps->think, u, T_THINK);
+			return;
+		}
+		replay_send(u);
+		return;
+	}
+	while (u->steps && u->steps->at <= now() && u->active < u->nslots)
+		replay_send(u);
+	if (u->steps && u->steps->at > now()) {
+		u->st = U_THINK;
+		u->wake++;
+		timer_add(u->steps->at, u, T_THINK);
+	}
+}
+
 /* -- users arriving and leaving ------------------------------------------- */
 static void span_add(struct klass *k, double since, double until)
 {
@@ -777,10 +860,23 @@ static void span_add(struct klass *k, double since, double until)
 	R.spans[R.nspans++] = (struct span){ k, since, until };
 }
 
+static void enter(struct user *u)
+{
+	u->k->active++;
+	u->since = now();
+	R.started = grow(R.started, &R.cstarted, R.nstarted + 1, sizeof(*R.started));
+	R.started[R.nstarted++] = u;
+}
+
 static void user_start(struct user *u)
 {
 	struct klass *k = u->k;
 
+	if (u->mode != M_SESSIONS) {
+		enter(u);
+		replay_next(u);
+		return;
+	}
 	if (!k->nfree) {
 		if (u->arrival) {
 			R.refused++;
@@ -797,12 +893,10 @@ static void user_start(struct user *u)
 		return;
 	}
 	u->addr = k->pool[k->head];
+	u->a = k->addrs[u->addr];
 	k->head = (k->head + 1) % k->naddr;
 	k->nfree--;
-	k->active++;
-	u->since = now();
-	R.started = grow(R.started, &R.cstarted, R.nstarted + 1, sizeof(*R.started));
-	R.started[R.nstarted++] = u;
+	enter(u);
 	u->st = U_WAIT_PLAN;
 	next_page(u);
 }
@@ -846,6 +940,8 @@ static void user_done(struct user *u)
 	u->qtail = &u->q;
 	span_add(k, u->since, now());
 	k->active--;
+	if (u->mode != M_SESSIONS)
+		return;
 	k->pool[(k->head + k->nfree) % k->naddr] = u->addr;
 	k->nfree++;
 	/* the address goes to the first user waiting for one */
@@ -872,8 +968,14 @@ static void on_timer(struct timer t)
 			user_start(u);
 		break;
 	case T_THINK:
-		if (u->st == U_THINK && t.wake == u->wake)
+		if (u->st != U_THINK || t.wake != u->wake)
+			break;
+		if (u->mode == M_SESSIONS)
 			start_page(u);
+		else if (u->mode == M_CLOSED)
+			replay_send(u);
+		else
+			replay_next(u);
 		break;
 	case T_LEAVE:
 		/* a user loading a page finishes it (next_page()) */
@@ -916,6 +1018,26 @@ static void plan_addr(const struct plan_line *pl)
 	k->nfree++;
 }
 
+static struct user *new_user(const char *id, struct klass *k, int nslots)
+{
+	struct user *u;
+
+	if (user_of(id))
+		plan_error("user %s given twice", id);
+	u = xmalloc(sizeof(*u));
+	u->id = xstrdup(id);
+	u->k = k;
+	u->nslots = nslots;
+	u->addr = -1;
+	u->leave = -1;
+	u->qtail = &u->q;
+	u->stail = &u->steps;
+	u->st = U_WAIT_START;
+	u->slot = xmalloc((size_t)nslots * sizeof(*u->slot));
+	user_insert(u);
+	return u;
+}
+
 static void plan_user(const struct plan_line *pl)
 {
 	struct klass *k = class_of(pl->name);
@@ -923,25 +1045,51 @@ static void plan_user(const struct plan_line *pl)
 
 	if (!k)
 		plan_error("user of unknown class %s", pl->name);
-	if (user_of(pl->id))
-		plan_error("user %s given twice", pl->id);
 	if (pl->t2 >= 0 && pl->t2 < pl->t1)
 		plan_error("user %s leaves before it starts", pl->id);
-	u = xmalloc(sizeof(*u));
-	u->id = xstrdup(pl->id);
+	u = new_user(pl->id, k, k->conns);
 	u->auth = pl->text ? xstrdup(pl->text) : NULL;
-	u->k = k;
 	u->start = pl->t1;
 	u->leave = pl->t2;
 	u->arrival = (int)pl->n;
-	u->addr = -1;
-	u->qtail = &u->q;
-	u->st = U_WAIT_START;
-	u->slot = xmalloc((size_t)k->conns * sizeof(*u->slot));
-	user_insert(u);
 	timer_add(u->start, u, T_START);
 	if (u->leave >= 0)
 		timer_add(u->leave, u, T_LEAVE);
+}
+
+static void plan_replay(const struct plan_line *pl)
+{
+	struct klass *k = class_of(pl->name);
+	struct user *u;
+
+	if (!k)
+		plan_error("replay user of unknown class %s", pl->name);
+	u = new_user(pl->id, k, (int)pl->n);
+	u->mode = pl->closed ? M_CLOSED : M_OPEN;
+	u->a = pl->addr;
+	u->start = pl->t1;
+	timer_add(u->start, u, T_START);
+}
+
+static void plan_step(const struct plan_line *pl)
+{
+	struct user *u = user_of(pl->name);
+	struct obj *o;
+
+	if (!u || u->mode == M_SESSIONS)
+		plan_error("step of unknown replay user %s", pl->name);
+	o = xmalloc(sizeof(*o));
+	snprintf(o->method, sizeof(o->method), "%s", pl->method);
+	o->url = xstrdup(pl->text);
+	o->auth = pl->auth ? xstrdup(pl->auth) : NULL;
+	o->size = pl->n;
+	o->status = pl->status;
+	o->body = pl->body;
+	o->max_age = pl->max_age;
+	o->at = pl->t1;
+	o->think = pl->t2;
+	*u->stail = o;
+	u->stail = &o->next;
 }
 
 static void plan_page_line(const struct plan_line *pl)
@@ -949,7 +1097,7 @@ static void plan_page_line(const struct plan_line *pl)
 	struct user *u = user_of(pl->name);
 	struct page *p;
 
-	if (!u)
+	if (!u || u->mode != M_SESSIONS)
 		plan_error("page of unknown user %s", pl->name);
 	if (u->ended)
 		plan_error("page of user %s after its end", pl->name);
@@ -1005,8 +1153,8 @@ static void plan_line(char *line)
 	if (plan_page && pl.kind != PL_OBJ && pl.kind != PL_SKIP)
 		plan_error("page %s has fewer objects than announced", plan_page->pid);
 	if (clock_on && (pl.kind == PL_CLASS || pl.kind == PL_ADDR || pl.kind == PL_USER ||
-			 pl.kind == PL_START))
-		plan_error("class, addr, user and start come before start");
+			 pl.kind == PL_START || pl.kind == PL_REPLAY || pl.kind == PL_STEP))
+		plan_error("class, addr, user, replay, step and start come before start");
 	switch (pl.kind) {
 	case PL_CLASS:
 		plan_class(&pl);
@@ -1023,8 +1171,14 @@ static void plan_line(char *line)
 	case PL_OBJ:
 		plan_obj(&pl);
 		break;
+	case PL_REPLAY:
+		plan_replay(&pl);
+		break;
+	case PL_STEP:
+		plan_step(&pl);
+		break;
 	case PL_END:
-		if (!(u = user_of(pl.name)))
+		if (!(u = user_of(pl.name)) || u->mode != M_SESSIONS)
 			plan_error("end of unknown user %s", pl.name);
 		u->ended = 1;
 		if (u->st == U_WAIT_PLAN && !u->q && clock_on)

@@ -15,7 +15,9 @@ struct obj {
 	struct obj *next;
 	char method[17];
 	char *url;                /* handed to the record when fetched */
+	char *auth;               /* a replayed request's credential, NULL: the user's */
 	long size, status, body, max_age;
+	double at, think;         /* a replayed request: due at, or think after the last */
 };
 
 struct page {
@@ -43,12 +45,18 @@ struct klass {
 };
 
 enum ustate { U_WAIT_START, U_PENDING, U_WAIT_PLAN, U_THINK, U_FETCH, U_DONE };
+enum umode { M_SESSIONS, M_OPEN, M_CLOSED };   /* pages, or a log's requests (replay_next()) */
 
 struct conn;
 
 struct user {
 	char *id, *auth;
 	struct klass *k;
+	enum umode mode;
+	struct in_addr a;         /* its source address while it runs */
+	int nslots;               /* connections at most */
+	struct obj *steps, **stail;   /* a replay user's requests to come */
+	int nsteps;               /* requests sent so far */
 	double start, leave, since;
 	int arrival;              /* refused, not pending, without a free address */
 	enum ustate st;
@@ -74,6 +82,7 @@ struct conn {
 	struct user *u;
 	enum cstate st;
 	int reused;               /* carried a transaction before this one */
+	int peer_closed;          /* idle, and closed by the proxy */
 	int tunnel;               /* 1: awaiting CONNECT's answer, 2: inside the tunnel */
 	struct obj *o;
 	long rec;
@@ -92,7 +101,7 @@ struct rec {
 	char method[17];
 	double sched, start, first, end;
 	uint64_t bytes;
-	long prec;                /* the page record, -1: none */
+	long prec;                /* the page record, -1: none (replay, id USER.k) */
 	int k, status, conn;
 	char role;                /* 'm' main, 'e' embedded */
 	char retried, err_owned;

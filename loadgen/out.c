@@ -50,18 +50,18 @@ static int write_requests(const struct run *r, const char *dir)
 	      "conn,page,role,retried\r\n", f);
 	for (long i = 0; i < r->nrecs; i++) {
 		const struct rec *t = &r->recs[i];
-		const struct prec *p = &r->precs[t->prec];
+		const char *pid = t->prec >= 0 ? r->precs[t->prec].pid : "";
 		const struct user *u = t->u;
 		char addr[INET_ADDRSTRLEN];
 
-		inet_ntop(AF_INET, &u->k->addrs[u->addr], addr, sizeof(addr));
-		fprintf(f, "%s.%d,%s,%s,%s,", p->pid, t->k, u->id, u->k->name, addr);
+		inet_ntop(AF_INET, &u->a, addr, sizeof(addr));
+		fprintf(f, "%s.%d,%s,%s,%s,", *pid ? pid : u->id, t->k, u->id, u->k->name, addr);
 		field(f, t->url);
 		fprintf(f, ",%.4f,%.4f,%.4f,%llu,%d,", t->start, t->first, t->end,
 			(unsigned long long)t->bytes, t->status);
 		field(f, t->error ? t->error : "");
-		fprintf(f, ",%s,%.4f,%d,%s,%s,%d\r\n", t->method, t->sched, t->conn, p->pid,
-			t->role == 'm' ? "main" : "embedded", t->retried);
+		fprintf(f, ",%s,%.4f,%d,%s,%s,%d\r\n", t->method, t->sched, t->conn, pid,
+			t->role == 'm' ? "main" : t->role == 'e' ? "embedded" : "", t->retried);
 	}
 	return close_ok(f);
 }
@@ -118,7 +118,7 @@ static int write_json(const struct run *r, const char *dir)
 		const struct user *u = r->started[i];
 		char addr[INET_ADDRSTRLEN];
 
-		inet_ntop(AF_INET, &u->k->addrs[u->addr], addr, sizeof(addr));
+		inet_ntop(AF_INET, &u->a, addr, sizeof(addr));
 		fprintf(f, "%s\n {\"id\": \"%s\", \"class\": \"%s\", \"addr\": \"%s\"}",
 			i ? "," : "", u->id, u->k->name, addr);
 	}

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_FIELDS 8
+#define MAX_FIELDS 11
 
 static int name_ok(const char *s)
 {
@@ -107,23 +107,51 @@ static int parse_user(char **f, struct plan_line *pl, const char **err)
 	return 0;
 }
 
-static int parse_obj(char **f, struct plan_line *pl, const char **err)
+/* METHOD SIZE STATUS BODY MAXAGE URL from f (obj's, and step's last six) */
+static int parse_request(char **f, struct plan_line *pl, const char **err)
 {
-	pl->method = f[1];
-	pl->text = f[6];
+	pl->method = f[0];
+	pl->text = f[5];
 	if (!upper_ok(pl->method) || strlen(pl->method) > 16) {
-		*err = "obj: METHOD is 1 to 16 capital letters";
+		*err = "METHOD is 1 to 16 capital letters";
 		return -1;
 	}
-	if (integer(f[2], 0, 1000000000000L, &pl->n) || integer(f[3], 100, 999, &pl->status) ||
-	    integer(f[4], 0, 1000000000000L, &pl->body) ||
-	    integer(f[5], 0, 1000000000L, &pl->max_age)) {
-		*err = "obj: SIZE, STATUS (100-999), BODY, MAXAGE are integers in range";
+	if (integer(f[1], 0, 1000000000000L, &pl->n) || integer(f[2], 100, 999, &pl->status) ||
+	    integer(f[3], 0, 1000000000000L, &pl->body) ||
+	    integer(f[4], 0, 1000000000L, &pl->max_age)) {
+		*err = "SIZE, STATUS (100-999), BODY, MAXAGE are integers in range";
 		return -1;
 	}
 	if (strcmp(pl->method, "CONNECT") ? strncmp(pl->text, "http://", 7) != 0
 					  : strchr(pl->text, '/') != NULL) {
-		*err = "obj: URL is http://... (CONNECT: HOST:PORT)";
+		*err = "URL is http://... (CONNECT: HOST:PORT)";
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_replay(char **f, struct plan_line *pl, const char **err)
+{
+	pl->id = f[1];
+	pl->name = f[2];
+	if (!name_ok(pl->id) || !name_ok(pl->name) || inet_pton(AF_INET, f[3], &pl->addr) != 1 ||
+	    (strcmp(f[4], "open") && strcmp(f[4], "closed")) ||
+	    integer(f[5], 1, PLAN_MAX_CONNECTIONS, &pl->n) || num(f[6], 0, 1e9, &pl->t1)) {
+		*err = "replay: ID CLASS IPV4 open|closed CONNS (1-64) START (>= 0)";
+		return -1;
+	}
+	pl->closed = !strcmp(f[4], "closed");
+	return 0;
+}
+
+static int parse_step(char **f, struct plan_line *pl, const char **err)
+{
+	if (parse_request(f + 5, pl, err))
+		return -1;
+	pl->name = f[1];
+	pl->auth = strcmp(f[4], "-") ? f[4] : NULL;
+	if (!name_ok(pl->name) || num(f[2], 0, 1e9, &pl->t1) || num(f[3], 0, 1e9, &pl->t2)) {
+		*err = "step: USER AT (>= 0) THINK (>= 0)";
 		return -1;
 	}
 	return 0;
@@ -134,7 +162,7 @@ int plan_parse(char *line, struct plan_line *pl, const char **err)
 	static const struct { const char *word; enum plan_kind kind; int nf; } kinds[] = {
 		{ "class", PL_CLASS, 3 }, { "addr", PL_ADDR, 3 }, { "user", PL_USER, 7 },
 		{ "page", PL_PAGE, 6 }, { "obj", PL_OBJ, 7 }, { "end", PL_END, 2 },
-		{ "start", PL_START, 1 },
+		{ "start", PL_START, 1 }, { "replay", PL_REPLAY, 7 }, { "step", PL_STEP, 11 },
 	};
 	char *f[MAX_FIELDS];
 	int nf;
@@ -185,7 +213,11 @@ int plan_parse(char *line, struct plan_line *pl, const char **err)
 		}
 		return 0;
 	case PL_OBJ:
-		return parse_obj(f, pl, err);
+		return parse_request(f + 1, pl, err);
+	case PL_REPLAY:
+		return parse_replay(f, pl, err);
+	case PL_STEP:
+		return parse_step(f, pl, err);
 	case PL_END:
 		pl->name = f[1];
 		if (!name_ok(pl->name)) {

@@ -18,6 +18,16 @@
  *   obj METHOD SIZE STATUS BODY MAXAGE URL
  *                                   an object of the last page (first: main)
  *   end USER                        USER has no more pages
+ *   replay ID CLASS ADDR MODE CONNS START
+ *                                   a user replaying a log's requests (its
+ *                                   step lines) from ADDR: MODE open (each when
+ *                                   due, at most CONNS at once) or closed (one
+ *                                   after the other, THINK s between); START:
+ *                                   its first request's AT
+ *   step USER AT THINK AUTH METHOD SIZE STATUS BODY MAXAGE URL
+ *                                   USER's next request: due AT s after start
+ *                                   (open), or THINK s after the previous one
+ *                                   ended (closed); AUTH as for user
  *   start                           the clock starts: every user line is read
  * Blank lines and lines starting with # are skipped. NAME, ID, PAGEID:
  * [A-Za-z0-9._:@+-]; plan_parse() checks every field, so any input is safe. */
@@ -30,17 +40,22 @@
 #define PLAN_LINE_MAX 8192
 #define PLAN_MAX_CONNECTIONS 64
 
-enum plan_kind { PL_SKIP, PL_CLASS, PL_ADDR, PL_USER, PL_PAGE, PL_OBJ, PL_END, PL_START };
+enum plan_kind { PL_SKIP, PL_CLASS, PL_ADDR, PL_USER, PL_PAGE, PL_OBJ, PL_END, PL_START,
+		 PL_REPLAY, PL_STEP };
 
 struct plan_line {
 	enum plan_kind kind;
-	const char *name;         /* class: NAME; addr, user: CLASS; page, end: USER */
-	const char *id;           /* user: ID; page: PAGEID */
-	const char *text;         /* user: AUTH (NULL for -); obj: URL */
-	const char *method;       /* obj */
-	struct in_addr addr;      /* addr */
-	double t1, t2;            /* user: START, LEAVE; page: THINK in t1 */
-	long n;                   /* class: CONNECTIONS; user: ARRIVAL; page: SESSION; obj: SIZE */
+	const char *name;         /* class: NAME; addr, user, replay: CLASS; page, end, step: USER */
+	const char *id;           /* user, replay: ID; page: PAGEID */
+	const char *text;         /* user, step: AUTH (NULL for -); obj, step: URL */
+	const char *auth;         /* step: AUTH (NULL for -) */
+	const char *method;       /* obj, step */
+	struct in_addr addr;      /* addr, replay */
+	double t1, t2;            /* user: START, LEAVE; page: THINK in t1; replay: START
+				     in t1; step: AT, THINK */
+	int closed;               /* replay: MODE closed */
+	long n;                   /* class: CONNECTIONS; user: ARRIVAL; page: SESSION; obj,
+				     step: SIZE; replay: CONNS */
 	long status, body, max_age;   /* obj */
 	long objects;             /* page: OBJECTS */
 };

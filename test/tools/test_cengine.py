@@ -5,7 +5,9 @@ import collections
 import csv
 import json
 import random
+import socket
 import subprocess
+import threading
 
 import pytest
 
@@ -175,3 +177,65 @@ def test_mutated_plans_never_crash_the_parser(tmp_path):
                             str(tmp_path), "--duration", "1", "--timeout", "0.5"],
                            input=bytes(b), capture_output=True, timeout=10)
         assert p.returncode in (0, 2), (bytes(b), p.returncode, p.stderr[-300:])
+
+
+def test_a_keepalive_connection_the_proxy_closed_is_retried(tmp_path):
+    """A proxy that closes each connection after one keep-alive answer: the
+    replay's second request goes on a new connection, marked retried, as the
+    Python engine does (test_logreplay.py)."""
+    srv = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        for _ in range(2):
+            c, _ = srv.accept()
+            with c:
+                head = b""
+                while b"\r\n\r\n" not in head:
+                    head += c.recv(4096)
+                c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello")
+    th = threading.Thread(target=serve, daemon=True)
+    th.start()
+    log = tmp_path / "access.log"
+    log.write_text("".join(f"{6000.0 + 0.3 * k:.3f} 100 10.1.0.1 TCP_MISS/200 5 GET "
+                           f"http://a.example/{k} - HIER_DIRECT/1.2.3.4 -\n" for k in range(2)))
+    out = tmp_path / "out"
+    assert load.main(["replay", str(log), "--proxy", f"127.0.0.1:{srv.getsockname()[1]}",
+                      "--servers", "127.0.0.1", "--out", str(out), "--no-plots",
+                      "--default-addrs", "127.0.0.40", "--closed-loop", "--timeout", "5"]) == 0
+    th.join(5)
+    srv.close()
+    rows = list(csv.DictReader(open(out / "requests.csv")))
+    assert [(r["status"], r["bytes"], r["error"], r["conn"], r["retried"]) for r in rows] == \
+        [("200", "5", "", "1", "0"), ("200", "5", "", "2", "1")]
+
+
+@pytest.mark.parametrize("mode", [[], ["--closed-loop"]])
+def test_c_engine_replays_a_log_as_the_python_engine(mini_proxy, tmp_path, mode):
+    """The same requests (ids, users, methods, URLs, sizes, statuses, their
+    due times when open loop) in the same order per user, CONNECT included."""
+    lines = []
+    for k in range(30):
+        method = ("GET", "HEAD", "POST", "GET", "CONNECT")[k % 5]
+        url = "s.example:443" if method == "CONNECT" else f"http://s{k % 3}.example/o{k % 7}"
+        lines.append(f"{7000.0 + 0.05 * k:.3f} 20 10.1.0.{k % 4} TCP_MISS/"
+                     f"{(200, 404, 201, 304, 200)[k % 5]} {100 * k + 1} {method} {url} - "
+                     "HIER_DIRECT/1.2.3.4 -\n")
+    log = tmp_path / "access.log"
+    log.write_text("".join(lines))
+    got = {}
+    for engine in ("python", "c"):
+        out = tmp_path / engine
+        assert load.main(["replay", str(log), "--proxy", f"127.0.0.1:{mini_proxy.port}",
+                          "--servers", "127.0.0.1", "--http-port", str(mini_proxy.origin_port),
+                          "--tunnel-port", str(mini_proxy.origin_port), "--out", str(out),
+                          "--no-plots", "--default-addrs", "127.0.0.40-49", "--engine", engine,
+                          *mode]) == 0
+        rows = list(csv.DictReader(open(out / "requests.csv")))
+        assert len(rows) == 30 and all(r["error"] == "" for r in rows)
+        by_user = collections.defaultdict(list)
+        for r in sorted(rows, key=lambda r: float(r["start"])):
+            by_user[r["user"]].append(r["id"])
+        keys = ("id", "user", "class", "addr", "url", "method", "bytes", "status")
+        got[engine] = (sorted(tuple(r[k] for k in keys) +
+                              ((r["sched"],) if not mode else ()) for r in rows), dict(by_user))
+    assert got["c"] == got["python"]

@@ -148,9 +148,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
           f"({'closed' if args.closed_loop else 'open'} loop, time scale {args.time_scale:g}) "
           f"via {args.proxy}", file=sys.stderr, flush=True)
     engine = Engine(proxy_of(args.proxy), args.timeout, args.progress_s, args.proxy_password)
-    rp = logreplay.LogReplay(engine, users, args.closed_loop, args.max_conns)
     info = {"log": s, "log_clients": {u.id: u.client for u in users},
-            "time_scale": args.time_scale, "closed_loop": args.closed_loop}
+            "time_scale": args.time_scale, "closed_loop": args.closed_loop,
+            "engine": args.engine}
+    if args.engine == "c":
+        info["engine_cpu_s"] = cengine.replay(engine, users, args.closed_loop, args.max_conns,
+                                              duration, args.out)
+        return finish(engine, args.out, info, not args.no_plots)
+    rp = logreplay.LogReplay(engine, users, args.closed_loop, args.max_conns)
     return run_engine(engine, rp.tasks(), duration, args.out, info, not args.no_plots)
 
 
@@ -287,6 +292,12 @@ def common_args(p: argparse.ArgumentParser) -> None:
                         "to the proxy: Basic LOGIN:PW")
 
 
+def engine_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--engine", choices=("c", "python"), default="c",
+                   help="who runs the transactions: reqsched-loadc (C, loadgen/; "
+                        "make tools builds it) or this process (asyncio)")
+
+
 def profile_args(p: argparse.ArgumentParser) -> None:
     """The arguments of the commands that run a sessions profile."""
     p.add_argument("profile", help="profile file (TOML or JSON)")
@@ -311,6 +322,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("log")
     log_format(p)
     common_args(p)
+    engine_arg(p)
     p.add_argument("--client-map", metavar="FILE", help="'MATCH CLASS ADDRESSES' lines")
     p.add_argument("--map", action="append", metavar="'MATCH CLASS ADDRESSES'",
                    help="a client map rule after the file's (repeatable)")
@@ -338,12 +350,10 @@ def main(argv: Optional[list[str]] = None) -> int:
                        description=sessions.__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     profile_args(p)
+    engine_arg(p)
     p.add_argument("--procs", type=count, default=1,
                    help="worker processes the users are split over (multiproc.py); "
                         "one merged output")
-    p.add_argument("--engine", choices=("c", "python"), default="c",
-                   help="who runs the transactions: reqsched-loadc (C, loadgen/; "
-                        "make tools builds it) or this process (asyncio)")
     p.add_argument("--worker", type=worker_of, help=argparse.SUPPRESS)
     p.add_argument("--start-at", type=float, default=0.0, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_sessions)
