@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* loadc.h - the state of reqsched-loadc: classes with their address pools,
  * users, their pages and connections, and the records the run writes
- * (out.c). One thread, one epoll loop (loadc.c). */
+ * (out.c). One thread, one epoll loop (loadc.c); users in user.c, a
+ * transaction on a connection in conn.c. */
 #ifndef RS_LOADC_H
 #define RS_LOADC_H
 
 #include <netinet/in.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "http.h"
@@ -137,6 +139,50 @@ struct run {
 	long no_address, refused;
 	uint64_t bytes;
 };
+
+enum tkind { T_START, T_THINK, T_LEAVE };
+
+struct timer {
+	double when;
+	struct user *u;
+	unsigned wake;            /* a think timer is valid while it is its user's */
+	enum tkind kind;
+};
+
+/* loadc.c: the run, the clock (s since `start`), timers, the plan's pages */
+extern struct run R;
+extern int ep, plan_open, clock_on, stopping;
+extern struct sockaddr_in proxy;
+extern long ndone_users;
+extern char rbuf[262144];
+void *xmalloc(size_t n);
+void *grow(void *p, long *cap, long need, size_t size);
+char *xstrdup(const char *s);
+double now(void);
+void timer_add(double when, struct user *u, enum tkind kind);
+void ask(struct user *u);
+void free_page(struct page *p);
+
+/* conn.c: connections and the transactions on them */
+extern struct conn *busy, **failed;
+extern long nfailed;
+void conn_setup(void);
+struct conn *conn_open(struct user *u, int slot, long rec);
+void conn_close(struct conn *c);
+void conn_fail(struct conn *c, const char *what, int err, int stale);
+void close_slots(struct user *u);
+void busy_add(struct conn *c);
+void request(struct conn *c);
+void on_writable(struct conn *c);
+void on_readable(struct conn *c);
+void bury(void);
+
+/* user.c: users, their pages and replayed requests */
+void fetch_done(struct user *u, int slot, long rec);
+void next_page(struct user *u);
+void user_done(struct user *u);
+void span_add(struct klass *k, double since, double until);
+void on_timer(struct timer t);
 
 /* out.c: requests.csv, pages.csv, class_bytes.csv and replay.json in dir */
 int write_outputs(const struct run *r, const char *dir);

@@ -6,7 +6,7 @@ LOADGEN_DIR    := $(TOP)/loadgen
 LOADGEN_OBJ    := $(BUILD)/loadgen
 LOADGEN_BIN    := $(PREFIX)/bin/reqsched-loadc
 LOADGEN_CFLAGS := $(WARN_CFLAGS) -D_POSIX_C_SOURCE=200809L -O2 -g -MMD -MP
-LOADGEN_SRCS   := loadc.c plan.c http.c out.c
+LOADGEN_SRCS   := loadc.c conn.c user.c plan.c http.c out.c
 LOADGEN_OBJS   := $(addprefix $(LOADGEN_OBJ)/,$(LOADGEN_SRCS:.c=.o))
 
 ALL_TARGETS += loadgen
