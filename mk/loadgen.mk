@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # mk/loadgen.mk - reqsched-loadc (loadgen/), the C engine of reqsched-load
-# sessions --engine c (tools/reqsched_tools/cengine.py, doc/testbed.md "Load").
-#   make loadgen   build/bin/reqsched-loadc (make tools builds it too)
+# sessions|replay --engine c (tools/reqsched_tools/cengine.py, doc/testbed.md
+# "Load").
+#   make loadgen   build/bin/reqsched-loadc; everything that needs the tools
+#                  ($(STAMPS)/tools: make tools, the checks, the benchmarks)
+#                  has it built first
 LOADGEN_DIR    := $(TOP)/loadgen
 LOADGEN_OBJ    := $(BUILD)/loadgen
 LOADGEN_BIN    := $(PREFIX)/bin/reqsched-loadc
@@ -10,9 +13,9 @@ LOADGEN_SRCS   := loadc.c conn.c user.c plan.c http.c out.c
 LOADGEN_OBJS   := $(addprefix $(LOADGEN_OBJ)/,$(LOADGEN_SRCS:.c=.o))
 
 ALL_TARGETS += loadgen
-.PHONY: loadgen tools check-scripts bench-testbed
+.PHONY: loadgen
 loadgen: $(LOADGEN_BIN)
-tools check-scripts bench-testbed: $(LOADGEN_BIN)
+$(STAMPS)/tools: | $(LOADGEN_BIN)
 
 $(LOADGEN_OBJ)/%.o: $(LOADGEN_DIR)/%.c $(TOP)/mk/warnings.mk | $(STAMPS)/deps
 	@mkdir -p $(@D)
