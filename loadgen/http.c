@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* http.c - incremental HTTP/1.x response parser (http.h). Invariant: buf
- * holds only the unfinished head or line (len < its limit); body bytes are
+ * holds only the unfinished head or line (len < its limit), a head without
+ * NUL bytes (so its string functions see all of it); body bytes are
  * counted, never kept. */
 #include "http.h"
 
@@ -176,6 +177,10 @@ long resp_feed(struct resp *r, const char *p, size_t n, const char **err)
 			/* keep what fits, then find the end: a head split anywhere */
 			k = r->len;
 			m = m < HTTP_HEAD_MAX - k ? m : HTTP_HEAD_MAX - k;
+			if (memchr(q, '\0', m)) {
+				*err = "ValueError: a NUL byte in the response head";
+				return -1;
+			}
 			if (keep(r, q, m, HTTP_HEAD_MAX)) {
 				*err = "MemoryError: response head";
 				return -1;
