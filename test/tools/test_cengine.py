@@ -5,9 +5,12 @@ import collections
 import csv
 import json
 import random
+import signal
 import socket
 import subprocess
+import sys
 import threading
+import time
 
 import pytest
 
@@ -239,3 +242,26 @@ def test_c_engine_replays_a_log_as_the_python_engine(mini_proxy, tmp_path, mode)
         got[engine] = (sorted(tuple(r[k] for k in keys) +
                               ((r["sched"],) if not mode else ()) for r in rows), dict(by_user))
     assert got["c"] == got["python"]
+
+
+def test_sigint_stops_the_c_engine_and_the_run_is_written(mini_proxy, tmp_path):
+    """SIGINT to reqsched-load (the terminal's goes to both processes; this
+    one only to the Python process, which passes it on): the engine cuts what
+    is in flight, the run is written and marked interrupted, exit 130."""
+    prof = tmp_path / "profile.json"
+    prof.write_text(json.dumps(dict(PROFILE, classes=[PROFILE["classes"][1]],
+                                    http_port=mini_proxy.origin_port)))
+    out = tmp_path / "out"
+    p = subprocess.Popen([sys.executable, "-m", "reqsched_tools.load", "sessions", str(prof),
+                          "--proxy", f"127.0.0.1:{mini_proxy.port}", "--out", str(out),
+                          "--no-plots", "--timeout", "5", "--engine", "c"],
+                         stderr=subprocess.PIPE, text=True)
+    time.sleep(2.0)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 130, err
+    info = json.load(open(out / "replay.json"))
+    assert info["interrupted"] and 1.5 < info["duration_s"] < 3.0
+    rows = list(csv.DictReader(open(out / "requests.csv")))
+    assert rows and all(float(r["start"]) < info["duration_s"] for r in rows)
+    assert not (out / "engine").exists()
