@@ -10,6 +10,10 @@
   reqsched-load genlog OUT [...]       write a seeded synthetic access log (genlog.py)
   reqsched-load plot DIR               persecond.png from a run's persecond.csv
 
+replay and sessions run their transactions in reqsched-loadc (--engine c,
+the default; cengine.py) or in this process (--engine python); everything
+else, outputs included, is the same code for both.
+
 Outputs in --out: requests.csv, class_bytes.csv, persecond.csv (loadengine.py)
 and replay.json (the run's start epoch, duration and users, which
 reqsched-report reads as it reads reqsched-replay's; the log's summary; the
