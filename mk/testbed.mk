@@ -20,9 +20,12 @@
 #                        faithfully by reqsched-load, stock vs msf
 #   make bench-testbed   origin server throughput (paced and unpaced), then the load
 #                        generator against nginx (test/testbed/bench_load.py, 9 min 9 s
-#                        measured: wrk's ceiling; transactions/s with backlogged users on
-#                        one core, over --procs 1/2/4 and by Tsung; think-time users on
-#                        their own addresses up to 10,000, over 2 processes and by Tsung)
+#                        measured before its C engine rows, which add about 3 min: wrk's
+#                        ceiling; the C engine on one core, over 2 processes and with
+#                        10,000 think-time users; the Python engine's transactions/s with
+#                        backlogged users on one core, over --procs 1/2/4 and by Tsung;
+#                        think-time users on their own addresses up to 10,000, over 2
+#                        processes and by Tsung)
 
 TESTBED        := $(PREFIX)/bin/reqsched-testbed
 TESTBED_PYTEST  = $(PYTHON) -m pytest -p no:cacheprovider -q

@@ -1,28 +1,33 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Benchmark the load generator (reqsched-load sessions, one process or
---procs N, and reqsched-load tsung) against nginx (Debian's nginx-light,
-one worker) on loopback: is the generator ever the bottleneck of a scenario?
-(issue "Avalanche-style load", item 5)
+"""Benchmark the load generator (reqsched-load sessions with the C engine
+or the Python one, one process or --procs N, and reqsched-load tsung)
+against nginx (Debian's nginx-light, one worker) on loopback: is the
+generator ever the bottleneck of a scenario? (issue "Avalanche-style load",
+item 5)
 
   ceiling  wrk (2 threads, 100 connections) on CPU 0: what nginx answers here;
   rate   N backlogged users (one keep-alive connection each, no think time,
          1,000-byte responses): transactions/s, the generator's CPU and its
-         CPU per transaction; then 200 of them over --procs 1, 2, 4 processes
-         and by Tsung (with and without its per-request log, and with its
-         client in an Erlang VM of its own, started as on another host), not
-         pinned;
+         CPU per transaction (the C engine's own too); the C engine with
+         --c-users, then over --c-procs processes; the Python engine with
+         --rate-users, then 200 of them over --procs 1, 2, 4 processes and by
+         Tsung (with and without its per-request log, and with its client in
+         an Erlang VM of its own, started as on another host), not pinned;
   users  U users with SURGE think times (Pareto 1.5, k 1 s), each on its own
          127.x source address: transactions/s and CPU as U grows (while the
-         generator keeps up they grow with U; a saturated core bends them);
-         then the largest U over 2 processes and by Tsung (both ways).
+         generator keeps up they grow with U; a saturated core bends them),
+         the C engine with the largest U, then the Python engine's rows: the
+         largest U over 2 processes and by Tsung (both ways).
 
 nginx answers every request with the same 1,000 bytes (`return 200`); the
 generator sends absolute-form requests to it as to a proxy. nginx is pinned
-to CPU 1 (taskset), one generator process to CPU 0; --procs N and Tsung run
-on both CPUs. Prints one line per run; Tsung rows need tsung, the ceiling wrk.
-Usage: bench_load.py [--seconds S] [--rate-users N,N] [--think-users U,U]
-[--procs N,N] [--think-procs N,N] [--no-tsung]
+to CPU 1 (taskset), one generator process to CPU 0 (with the C engine, the
+reqsched-load process that draws the plan and the engine both); --procs N
+and Tsung run on both CPUs. Prints one line per run; Tsung rows need tsung,
+the ceiling wrk. Usage: bench_load.py [--seconds S] [--c-users N,N]
+[--c-procs N,N] [--rate-users N,N] [--think-users U,U] [--procs N,N]
+[--think-procs N,N] [--no-tsung] [--no-python]
 (the think-time runs last max(S, 30) s, 10 s of it a ramp-up)."""
 from __future__ import annotations
 
@@ -77,18 +82,19 @@ LOCAL_RSH = '#!/bin/sh\nshift\nexec sh -c "$*"\n'
 
 
 def run_load(d: str, port: int, users: int, seconds: float, think: bool, procs: int = 0,
-             engine: str = "sessions", dump: bool = True, own_vm: bool = False) -> str:
+             engine: str = "sessions", dump: bool = True, own_vm: bool = False,
+             ceng: str = "python") -> str:
     """One run; procs 0: one generator process pinned to CPU 0, N: N processes
     (--procs N) on both CPUs, shared with nginx; engine tsung: Tsung
-    (reqsched-load tsung, Erlang on both CPUs)."""
-    tag = f"{users}-{int(think)}-{procs}-{engine}-{int(dump)}-{int(own_vm)}"
+    (reqsched-load tsung, Erlang on both CPUs); ceng: sessions --engine."""
+    tag = f"{users}-{int(think)}-{procs}-{engine}-{int(dump)}-{int(own_vm)}-{ceng}"
     out = os.path.join(d, f"out-{tag}")
     os.makedirs(out)
     prof = profile(d, port, users, seconds, think)
     pin = ["taskset", "-c", "0"] if procs == 0 and engine == "sessions" else []
     argv = pin + [LOAD, engine, prof, "--proxy", f"127.0.0.1:{port}", "--out", out,
                   "--no-plots", "--timeout", "10"]
-    argv += ["--progress-s", "1000"] if engine == "sessions" else []
+    argv += ["--progress-s", "1000", "--engine", ceng] if engine == "sessions" else []
     argv += ["--procs", str(procs)] if procs else []
     argv += [] if dump else ["--no-dump"]
     if own_vm:
@@ -124,11 +130,15 @@ def run_load(d: str, port: int, users: int, seconds: float, think: bool, procs: 
     kind = "think-time users" if think else "backlogged users"
     how = (f"Tsung{', client VM of its own' if own_vm else ''}"
            f"{'' if dump else ' without its per-request log'}" if engine == "tsung" else
-           f"--procs {procs}, both CPUs" if procs else "1 process on CPU 0")
+           f"{ceng} engine, " + (f"--procs {procs}, both CPUs" if procs else "1 process on CPU 0"))
     shutil.rmtree(out)
+    done = max(rep["completed"], 1)
+    own = (f", the C engine's own {rep['engine_cpu_s'] / done * 1e6:.0f}"
+           if "engine_cpu_s" in rep else "")
     return (f"{users:6d} {kind}, {how}: {rep['completed'] / dur:8.0f} transactions/s, "
             f"{rep['errors']} errors, generator {c / wall * 100:.0f}% of one core, "
-            f"{c / max(rep['completed'], 1) * 1e6:.0f} CPU us per transaction ({dur:.0f} s)")
+            f"{c / done * 1e6:.0f} CPU us per transaction{own} ({dur:.0f} s, "
+            f"{wall:.0f} s with the outputs)")
 
 
 def run_wrk(port: int, seconds: float) -> str:
@@ -146,6 +156,10 @@ def ints(text: str) -> list[int]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=20)
+    ap.add_argument("--c-users", default="200", help="C engine rows, 1 process")
+    ap.add_argument("--c-procs", default="2", help="--procs N rows of the C engine "
+                    "(200 backlogged users)")
+    ap.add_argument("--no-python", action="store_true", help="no Python engine or Tsung rows")
     ap.add_argument("--rate-users", default="1,10,50,200")
     ap.add_argument("--think-users", default="1000,5000,10000")
     ap.add_argument("--procs", default="1,2,4", help="--procs N rows (200 backlogged users)")
@@ -161,6 +175,16 @@ def main() -> int:
               flush=True)
         if shutil.which("wrk"):
             print(run_wrk(ng.port, args.seconds), flush=True)
+        for n in ints(args.c_users):
+            print(run_load(d, ng.port, n, args.seconds, False, ceng="c"), flush=True)
+        for k in ints(args.c_procs):
+            print(run_load(d, ng.port, 200, args.seconds, False, procs=k, ceng="c"), flush=True)
+        think = max(args.seconds, 30)
+        big = max(ints(args.think_users) or [0])
+        if big:
+            print(run_load(d, ng.port, big, think, True, ceng="c"), flush=True)
+        if args.no_python:
+            return 0
         for n in ints(args.rate_users):
             print(run_load(d, ng.port, n, args.seconds, False), flush=True)
         for k in ints(args.procs):
@@ -171,10 +195,8 @@ def main() -> int:
                   flush=True)
             print(run_load(d, ng.port, 200, args.seconds, False, engine="tsung", own_vm=True),
                   flush=True)
-        think = max(args.seconds, 30)
         for n in ints(args.think_users):
             print(run_load(d, ng.port, n, think, True), flush=True)
-        big = max(ints(args.think_users) or [0])
         for k in ints(args.think_procs) if big else []:
             print(run_load(d, ng.port, big, think, True, procs=k), flush=True)
         if tsung and big:

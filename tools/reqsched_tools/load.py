@@ -10,6 +10,10 @@
   reqsched-load genlog OUT [...]       write a seeded synthetic access log (genlog.py)
   reqsched-load plot DIR               persecond.png from a run's persecond.csv
 
+replay and sessions run their transactions in reqsched-loadc (--engine c,
+the default; cengine.py) or in this process (--engine python); everything
+else, outputs included, is the same code for both.
+
 Outputs in --out: requests.csv, class_bytes.csv, persecond.csv (loadengine.py)
 and replay.json (the run's start epoch, duration and users, which
 reqsched-report reads as it reads reqsched-replay's; the log's summary; the
@@ -27,7 +31,7 @@ import sys
 import time
 from typing import Optional
 
-from . import genlog, logparse, logreplay, multiproc, sessions, tsung
+from . import cengine, genlog, logparse, logreplay, multiproc, sessions, tsung
 from .loadengine import Engine, format_report
 from .replay import parse_addr_range
 
@@ -148,9 +152,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
           f"({'closed' if args.closed_loop else 'open'} loop, time scale {args.time_scale:g}) "
           f"via {args.proxy}", file=sys.stderr, flush=True)
     engine = Engine(proxy_of(args.proxy), args.timeout, args.progress_s, args.proxy_password)
-    rp = logreplay.LogReplay(engine, users, args.closed_loop, args.max_conns)
     info = {"log": s, "log_clients": {u.id: u.client for u in users},
-            "time_scale": args.time_scale, "closed_loop": args.closed_loop}
+            "time_scale": args.time_scale, "closed_loop": args.closed_loop,
+            "engine": args.engine}
+    if args.engine == "c":
+        info["engine_cpu_s"] = cengine.replay(engine, users, args.closed_loop, args.max_conns,
+                                              duration, args.out)
+        return finish(engine, args.out, info, not args.no_plots)
+    rp = logreplay.LogReplay(engine, users, args.closed_loop, args.max_conns)
     return run_engine(engine, rp.tasks(), duration, args.out, info, not args.no_plots)
 
 
@@ -163,7 +172,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     classes, servers, port = sessions.load_profile(sessions.read_profile(args.profile),
                                                    os.path.dirname(os.path.abspath(args.profile)))
     engine = Engine(proxy_of(args.proxy), args.timeout, args.progress_s, args.proxy_password)
-    info: dict = {"profile": args.profile, "seed": args.seed,
+    info: dict = {"profile": args.profile, "seed": args.seed, "engine": args.engine,
                   "classes_profile": [{"name": c.name, "unit": c.unit, "phases": c.phases,
                                        "connections": c.model.connections} for c in classes]}
     if args.worker:
@@ -185,21 +194,32 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         rc = finish(engine, args.out, info, not args.no_plots)
     elif args.worker:
         engine.progress_sink = lambda c: print(json.dumps(c), flush=True)
-        time.sleep(max(0.0, args.start_at - time.time()))
-        asyncio.run(engine.run(sl.tasks(), bound))
+        info |= run_sessions(args, sl, bound)
         info |= {"worker": f"{k}/{n}", "no_address": sl.no_address,
                  "spans": [[c, round(a, 4), round(b, 4)] for c, a, b in engine.spans]}
         return finish(engine, args.out, info, False, quiet=True)
     else:
-        print(f"load: {len(classes)} classes for {sl.duration():.0f} s via {args.proxy}",
-              file=sys.stderr, flush=True)
-        rc = run_engine(engine, sl.tasks(), bound, args.out, info, not args.no_plots)
+        print(f"load: {len(classes)} classes for {sl.duration():.0f} s via {args.proxy}, "
+              f"engine {args.engine}", file=sys.stderr, flush=True)
+        info |= run_sessions(args, sl, bound)
+        rc = finish(engine, args.out, info, not args.no_plots)
         no_address = sl.no_address
     if no_address:
         print(f"load: {no_address} users not started: their class had no free address "
               "(at most at once for users profiles, arrivals for sessions_per_s"
               f"{', summed over the processes' if args.procs > 1 else ''})", file=sys.stderr)
     return rc
+
+
+def run_sessions(args: argparse.Namespace, sl: sessions.SessionLoad, bound: float) -> dict:
+    """One process's share of a sessions run (from the wall-clock
+    --start-at, a worker's), by the engine --engine names; returns what
+    replay.json adds (the C engine's own CPU seconds)."""
+    if args.engine == "c":
+        return {"engine_cpu_s": cengine.run(sl, bound, args.out, args.start_at)}
+    time.sleep(max(0.0, args.start_at - time.time()))
+    asyncio.run(sl.engine.run(sl.tasks(), bound))
+    return {}
 
 
 def cmd_tsung(args: argparse.Namespace) -> int:
@@ -276,6 +296,12 @@ def common_args(p: argparse.ArgumentParser) -> None:
                         "to the proxy: Basic LOGIN:PW")
 
 
+def engine_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--engine", choices=("c", "python"), default="c",
+                   help="who runs the transactions: reqsched-loadc (C, loadgen/; "
+                        "make tools builds it) or this process (asyncio)")
+
+
 def profile_args(p: argparse.ArgumentParser) -> None:
     """The arguments of the commands that run a sessions profile."""
     p.add_argument("profile", help="profile file (TOML or JSON)")
@@ -300,6 +326,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("log")
     log_format(p)
     common_args(p)
+    engine_arg(p)
     p.add_argument("--client-map", metavar="FILE", help="'MATCH CLASS ADDRESSES' lines")
     p.add_argument("--map", action="append", metavar="'MATCH CLASS ADDRESSES'",
                    help="a client map rule after the file's (repeatable)")
@@ -327,6 +354,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                        description=sessions.__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     profile_args(p)
+    engine_arg(p)
     p.add_argument("--procs", type=count, default=1,
                    help="worker processes the users are split over (multiproc.py); "
                         "one merged output")

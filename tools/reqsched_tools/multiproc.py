@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """reqsched-load sessions --procs N: one profile's users over N worker
-processes (one Python process saturates its core at ~6,000-7,000
-transactions/s, doc/testbed.md "Scale").
+processes, each with the run's --engine (one process saturates its core:
+about 5,000-7,000 transactions/s with the Python engine, 36,000 with the C
+one, doc/testbed.md "Scale").
 
 Split: worker k (0 .. N-1) runs ClassLoad.share(k, N) of every class: of the
 class's users 1, 2, ... the users k+1, k+1+N, ... on the addresses
@@ -50,8 +51,8 @@ def worker_argv(args: Any, k: int, n: int, start_at: float) -> list[str]:
     argv = [sys.executable, "-m", "reqsched_tools.load", "sessions", args.profile,
             "--proxy", args.proxy, "--timeout", repr(args.timeout),
             "--progress-s", repr(args.progress_s), "--out", worker_dir(args.out, k),
-            "--seed", str(args.seed), "--no-plots", "--worker", f"{k}/{n}",
-            "--start-at", repr(start_at)]
+            "--seed", str(args.seed), "--engine", args.engine, "--no-plots",
+            "--worker", f"{k}/{n}", "--start-at", repr(start_at)]
     if args.proxy_password is not None:
         argv += ["--proxy-password", args.proxy_password]
     return argv

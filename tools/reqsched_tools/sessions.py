@@ -63,7 +63,7 @@ import os
 import random
 import tomllib
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from . import logparse
 from .loadengine import Conn, Engine, Page, Spec, Txn
@@ -291,8 +291,63 @@ def read_profile(path: str) -> dict[str, Any]:
         return json.load(f) if path.endswith(".json") else tomllib.load(f)
 
 
+@dataclass
+class PagePlan:
+    """A page a user loads: think `think` s, then the main object (objects[0])
+    and its embedded objects, as (URL, size); a session other than the
+    previous page's starts on new connections."""
+    pid: str
+    session: int
+    think: float
+    objects: list[tuple[str, int]]
+
+
+@dataclass
+class Planned:
+    """A user of a class's schedule: started at `start`, told to leave at
+    `leave` (s since the start); an arrival (sessions_per_s) runs one session
+    and is refused without a free address, the others wait for one."""
+    number: int
+    start: float
+    leave: float
+    arrival: bool
+
+
+def schedule(c: ClassLoad) -> list[Planned]:
+    """When c's users start and are told to leave, on TICK_S ticks: users
+    profiles start users while fewer than round(level) stay and tell the
+    latest started to leave when more do; sessions_per_s profiles start
+    level x TICK_S arrivals per tick (the fractions carried); every user
+    still there is told to leave at the first tick past the profile."""
+    out: list[Planned] = []
+    staying: list[Planned] = []
+    owed, k = 0.0, 0
+    while (t := round(k * TICK_S, 6)) < c.duration:
+        if c.unit == "users":
+            want = c.users_at(t)
+            while len(staying) < want:
+                staying.append(Planned(c.number(len(out)), t, -1.0, False))
+                out.append(staying[-1])
+            for u in staying[want:]:
+                u.leave = t
+            del staying[want:]
+        else:
+            owed += c.rate_at(t) * TICK_S
+            while owed >= 1.0:
+                owed -= 1.0
+                out.append(Planned(c.number(len(out)), t, -1.0, True))
+        k += 1
+    for u in out:
+        if u.leave < 0:
+            u.leave = round(k * TICK_S, 6)
+    return out
+
+
 class SessionLoad:
-    """Runs the classes' profiles through the engine."""
+    """Runs the classes' profiles through the engine (engine "python"), or
+    gives reqsched-loadc their schedules and pages (cengine.py): the
+    schedule (schedule()) and every user's pages (pages()) are drawn here
+    for both."""
 
     def __init__(self, engine: Engine, classes: list[ClassLoad], servers: list[str],
                  http_port: int = 80, seed: int = 1):
@@ -301,114 +356,130 @@ class SessionLoad:
         self.servers = servers
         self.port = "" if http_port == 80 else f":{http_port}"
         self.seed = seed
-        # users the classes lacked a free address for: at most at once (users),
-        # arrivals refused (sessions_per_s)
+        # users the classes lacked a free address for: at most at once waiting
+        # (users), arrivals refused (sessions_per_s)
         self.no_address = 0
 
     def url(self, rng: random.Random, path: str) -> str:
         return f"http://{self.servers[rng.randrange(len(self.servers))]}{self.port}{path}"
 
+    @staticmethod
+    def uid(c: ClassLoad, n: int) -> str:
+        return f"{c.name}-{n}"
+
+    def pages(self, c: ClassLoad, uid: str, sessions: Optional[int]) -> Iterator[PagePlan]:
+        """The pages of user uid (sessions of them; None: without end), drawn
+        from its own seeded generator."""
+        m = c.model
+        rng = random.Random(f"{self.seed}/{uid}")
+        for s in itertools.count(1) if sessions is None else range(1, sessions + 1):
+            for p in range(max(1, m.pages_per_session.count(rng))):
+                think = min(m.think_s.draw(rng), m.think_max_s) if p else 0.0
+                pid = f"{uid}.{s}.{p + 1}"
+                objs = [(self.url(rng, f"/page/{pid}/main"), m.main_size.size(rng))]
+                objs += [(self.url(rng, f"/page/{pid}/obj{k + 1}"), m.embedded_size.size(rng))
+                         for k in range(m.embedded.count(rng))]
+                yield PagePlan(pid, s, think, objs)
+
     async def page(self, uid: str, c: ClassLoad, addr: str, login: str,
-                   conns: list[Optional[Conn]], new_id: Callable[[], int],
-                   rng: random.Random, pid: str) -> None:
-        eng, m = self.engine, c.model
-        pg = Page(pid, uid, c.name, eng.now())
+                   conns: list[Optional[Conn]], new_id: Callable[[], int], pp: PagePlan) -> None:
+        eng = self.engine
+        pg = Page(pp.pid, uid, c.name, eng.now())
         eng.pages.append(pg)
 
-        async def fetch(slot: int, k: int, role: str, size: int) -> None:
-            path = f"/page/{pid}/{'main' if role == 'main' else f'obj{k}'}"
-            t = Txn(f"{pid}.{k}", uid, c.name, addr, "GET", self.url(rng, path), eng.now(),
-                    page=pid, role=role)
+        async def fetch(slot: int, k: int, role: str) -> None:
+            url, size = pp.objects[k]
+            t = Txn(f"{pp.pid}.{k}", uid, c.name, addr, "GET", url, eng.now(), page=pp.pid,
+                    role=role)
             conns[slot] = await eng.run_one(conns[slot], addr, new_id, t,
-                                            Spec("GET", t.url, size, login=login))
+                                            Spec("GET", url, size, login=login))
             pg.objects += 1
             pg.bytes += t.bytes
             pg.errors += bool(t.error)
 
-        await fetch(0, 0, "main", m.main_size.size(rng))
-        todo = [(k + 1, m.embedded_size.size(rng)) for k in range(m.embedded.count(rng))]
+        await fetch(0, 0, "main")
+        todo = list(range(1, len(pp.objects)))
 
         async def worker(slot: int) -> None:
             while todo and not eng.stop.is_set():
-                k, size = todo.pop(0)
-                await fetch(slot, k, "embedded", size)
-        await asyncio.gather(*(worker(s) for s in range(min(m.connections, len(todo)))))
+                await fetch(slot, todo.pop(0), "embedded")
+        await asyncio.gather(*(worker(s) for s in range(min(c.model.connections, len(todo)))))
         pg.end = eng.now()
 
-    async def user(self, c: ClassLoad, n: int, addr: str, leave: asyncio.Event,
-                   sessions: Optional[int]) -> None:
-        """A user: sessions until told to leave (or `sessions` of them)."""
+    async def user(self, c: ClassLoad, pu: Planned, addr: str, leave: asyncio.Event) -> None:
+        """A user: its pages until told to leave (or its one session ends)."""
         eng, m = self.engine, c.model
-        uid = f"{c.name}-{n}"
-        login = c.login.replace("{n}", str(n))
-        rng = random.Random(f"{self.seed}/{uid}")
+        uid = self.uid(c, pu.number)
+        login = c.login.replace("{n}", str(pu.number))
         since = eng.enter(uid, c.name, addr)
-        s = 0
+        conns: list[Optional[Conn]] = [None] * m.connections
+        new_id = itertools.count(1).__next__
+        session = 0
         try:
-            while not leave.is_set() and not eng.stop.is_set() and (sessions is None
-                                                                    or s < sessions):
-                s += 1
-                conns: list[Optional[Conn]] = [None] * m.connections
-                new_id = itertools.count(1).__next__
-                try:
-                    for p in range(max(1, m.pages_per_session.count(rng))):
-                        if p:
-                            think = min(m.think_s.draw(rng), m.think_max_s)
-                            try:
-                                await asyncio.wait_for(leave.wait(), think)
-                            except asyncio.TimeoutError:
-                                pass
-                            if leave.is_set() or eng.stop.is_set():
-                                break
-                        await self.page(uid, c, addr, login, conns, new_id, rng,
-                                        f"{uid}.{s}.{p + 1}")
-                finally:
+            for pp in self.pages(c, uid, 1 if pu.arrival else None):
+                if leave.is_set() or eng.stop.is_set():
+                    break
+                if pp.session != session:
                     for cn in conns:
                         if cn is not None:
                             cn.close()
+                    conns = [None] * m.connections
+                    new_id = itertools.count(1).__next__
+                    session = pp.session
+                if pp.think > 0:
+                    try:
+                        await asyncio.wait_for(leave.wait(), pp.think)
+                    except asyncio.TimeoutError:
+                        pass
+                    if leave.is_set() or eng.stop.is_set():
+                        break
+                await self.page(uid, c, addr, login, conns, new_id, pp)
         finally:
+            for cn in conns:
+                if cn is not None:
+                    cn.close()
             eng.leave(c.name, since)
 
     async def drive(self, c: ClassLoad) -> None:
-        """Start and stop c's users to follow its profile, every TICK_S."""
+        """Start and tell to leave c's users as schedule() says, every TICK_S;
+        a user without a free address waits for one (an arrival is refused)."""
         eng = self.engine
         free = list(c.addrs)
-        running: list[tuple[asyncio.Task, asyncio.Event, str]] = []
-        i, owed = 0, 0.0
-
-        def start(sessions: Optional[int]) -> bool:
-            nonlocal i
-            if not free:
-                return False
-            addr, ev = free.pop(0), asyncio.Event()
-            task = asyncio.create_task(self.user(c, c.number(i), addr, ev, sessions))
-            i += 1
-            running.append((task, ev, addr))
-            return True
-
+        ticks: dict[int, tuple[list[Planned], list[Planned]]] = {}
+        for pu in schedule(c):
+            ticks.setdefault(round(pu.start / TICK_S), ([], []))[0].append(pu)
+            ticks.setdefault(round(pu.leave / TICK_S), ([], []))[1].append(pu)
+        running: dict[int, tuple[asyncio.Task, asyncio.Event, str]] = {}
+        waiting: list[Planned] = []
         try:
-            while not eng.stop.is_set() and eng.now() < c.duration:
-                for r in [r for r in running if r[0].done()]:
-                    running.remove(r)
+            for k in range(max(ticks, default=-1) + 1):
+                await eng.sleep(k * TICK_S - eng.now())
+                if eng.stop.is_set():
+                    break
+                for n, r in [(n, r) for n, r in running.items() if r[0].done()]:
+                    del running[n]
                     free.append(r[2])
-                if c.unit == "users":
-                    want = c.users_at(eng.now())
-                    staying = [r for r in running if not r[1].is_set()]
-                    short = sum(not start(None) for _ in range(want - len(staying)))
-                    self.no_address = max(self.no_address, short)
-                    for r in staying[want:]:
-                        r[1].set()
-                else:
-                    owed += c.rate_at(eng.now()) * TICK_S
-                    while owed >= 1.0:
-                        owed -= 1.0
-                        self.no_address += not start(1)
-                await eng.sleep(TICK_S)
-            for r in running:
+                starts, leaves = ticks.get(k, ([], []))
+                for pu in leaves:
+                    if pu.number in running:
+                        running[pu.number][1].set()
+                    elif pu in waiting:
+                        waiting.remove(pu)
+                for pu in starts:
+                    if pu.arrival and not free:
+                        self.no_address += 1
+                    else:
+                        waiting.append(pu)
+                while waiting and free:
+                    pu, addr, ev = waiting.pop(0), free.pop(0), asyncio.Event()
+                    running[pu.number] = (asyncio.create_task(self.user(c, pu, addr, ev)),
+                                          ev, addr)
+                self.no_address = max(self.no_address, len(waiting))
+            for r in running.values():
                 r[1].set()
-            await asyncio.gather(*(r[0] for r in running), return_exceptions=True)
+            await asyncio.gather(*(r[0] for r in running.values()), return_exceptions=True)
         finally:
-            for r in running:
+            for r in running.values():
                 r[0].cancel()
 
     def tasks(self) -> list:
