@@ -16,7 +16,10 @@ from pathlib import Path
 from typing import Callable
 
 import rsharness as h
-from test_website_gateway import SITE, Origin, gateway, load, site  # noqa: F401 (site: the fixture)
+import test_website_gateway
+from test_website_gateway import SITE, Origin, gateway, load
+
+site = test_website_gateway.site  # the origin fixture, shared
 
 LEARN = ("request_sched_learn_costs on\n"
          "reply_header_access Server-Timing deny all\n")

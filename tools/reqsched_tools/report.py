@@ -47,7 +47,7 @@ import math
 import os
 import sys
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from . import logparse, metrics, targets as targets_mod
 
@@ -913,19 +913,8 @@ def make_report(run_dir: str, json_out: Optional[str] = None, plots: bool = True
         raise FileNotFoundError(f"{run_dir}: no mode with replay.json")
     idle = idle_reference(run_dir, int(sc.get("small_object_bytes", 16384)))
     rows = targets_mod.evaluate(results, sc, idle)
-    text = table(results, sc, run_dir, idle, rows)
-    skipped_path = os.path.join(run_dir, "skipped.json")
-    if os.path.exists(skipped_path):
-        for s in json.load(open(skipped_path, encoding="utf-8")):
-            text += f"\nnot run: {s['reason']}"
-    with open(os.path.join(run_dir, "table.txt"), "w", encoding="utf-8") as f:
-        f.write(text + "\n")
-    if not quiet:
-        print(text, flush=True)
-    if plots:
-        files = draw_plots(results, sc, run_dir)
-        if not quiet:
-            print("plots: " + " ".join(os.path.basename(p) for p in files), flush=True)
+    publish(run_dir, table(results, sc, run_dir, idle, rows), quiet,
+            (lambda: draw_plots(results, sc, run_dir)) if plots else None)
     clean = [{k: v for k, v in r.items() if not k.startswith("_")} for r in results]
     for r in clean:
         r["idle_reference"] = idle
@@ -936,6 +925,24 @@ def make_report(run_dir: str, json_out: Optional[str] = None, plots: bool = True
     with open(os.path.join(run_dir, "targets.json"), "w", encoding="utf-8") as f:
         json.dump(rows, f, indent=1)
     return clean
+
+
+def publish(run_dir: str, text: str, quiet: bool,
+            draw: Optional[Callable[[], list[str]]]) -> None:
+    """The report's table as an operator reads it: the modes not run appended,
+    RUN/table.txt written, printed unless quiet, then the plots draw() makes."""
+    skipped_path = os.path.join(run_dir, "skipped.json")
+    if os.path.exists(skipped_path):
+        for s in json.load(open(skipped_path, encoding="utf-8")):
+            text += f"\nnot run: {s['reason']}"
+    with open(os.path.join(run_dir, "table.txt"), "w", encoding="utf-8") as f:
+        f.write(text + "\n")
+    if not quiet:
+        print(text, flush=True)
+    if draw:
+        files = draw()
+        if not quiet:
+            print("plots: " + " ".join(os.path.basename(p) for p in files), flush=True)
 
 
 def markdown(results: list[dict], sc: dict, label: str = "") -> str:

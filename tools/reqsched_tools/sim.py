@@ -742,18 +742,24 @@ def sc_controllers(eng: Engine, seed: int) -> Outcome:
     return out
 
 
+def gateway_outcome(name: str, runs: list, metrics: dict, seed: int) -> Outcome:
+    """A website-gateway scenario's Outcome: one report per run, the metrics."""
+    out = Outcome()
+    for r, res in runs:
+        out.reports.append({"scenario": name, "mode": r.mode, "run": r.label,
+                            "load": r.load, "seed": seed, "result": res})
+    out.metrics = metrics
+    return out
+
+
 def sc_website_gateway(eng: Engine, seed: int) -> Outcome:
     """mQoS paper section 4 (Figs. 4, 5, 7): a web server with CPU, disk and
     bandwidth, three classes 6:3:1 sending more CPU-heavy requests; the
     gateway forwards everything (nqos) or schedules with sqos (CPU), mqos or
     drf; an open (overload, 2 s patience) and a closed (200 users per class,
     1 s think time) load, 60 s after a 10 s warm-up (gateway_sim.py)."""
-    out = Outcome()
     runs, m = gateway_sim.run_all(eng, seed)
-    for r, res in runs:
-        out.reports.append({"scenario": "website-gateway", "mode": r.mode, "run": r.label,
-                            "load": r.load, "seed": seed, "result": res})
-    out.metrics = m
+    out = gateway_outcome("website-gateway", runs, m, seed)
 
     def per_mode(load: str, key: str, fmt: str) -> str:
         return " / ".join(fmt.format(m[load][mode][key]) for mode in gateway_sim.MODES)
@@ -803,12 +809,8 @@ def sc_website_gateway_learned(eng: Engine, seed: int) -> Outcome:
     cost from what served requests report (lib/costlearn.c); open load,
     mqos and drf, shares after a one-minute warm-up against the same runs
     with the kinds' costs and against 6:3:1 (gateway_sim.py)."""
-    out = Outcome()
     runs, m = gateway_sim.run_learned(eng, seed)
-    for r, res in runs:
-        out.reports.append({"scenario": "website-gateway-learned", "mode": r.mode, "run": r.label,
-                            "load": r.load, "seed": seed, "result": res})
-    out.metrics = m
+    out = gateway_outcome("website-gateway-learned", runs, m, seed)
     for r, _ in runs:
         o = m[r.label]
         sh = ", ".join(f"{name} {gateway_sim.ratio(o['shares'][j])}"

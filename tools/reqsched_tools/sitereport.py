@@ -28,7 +28,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from .report import safe
+from .report import publish, safe
 from .scenario import PAYLOAD_PER_WIRE
 
 RESOURCES = ("cpu", "disk", "bw")
@@ -245,19 +245,8 @@ def make_report(run_dir: str, json_out: Optional[str] = None, plots: bool = True
                if os.path.exists(os.path.join(run_dir, safe(m), "load.json"))]
     if not results:
         raise FileNotFoundError(f"{run_dir}: no mode with load.json")
-    text = table(results, sc)
-    skipped_path = os.path.join(run_dir, "skipped.json")
-    if os.path.exists(skipped_path):
-        for s in json.load(open(skipped_path, encoding="utf-8")):
-            text += f"\nnot run: {s['reason']}"
-    with open(os.path.join(run_dir, "table.txt"), "w", encoding="utf-8") as f:
-        f.write(text + "\n")
-    if not quiet:
-        print(text, flush=True)
-    if plots:
-        files = draw_plots(results, sc, run_dir)
-        if not quiet:
-            print("plots: " + " ".join(os.path.basename(p) for p in files), flush=True)
+    publish(run_dir, table(results, sc), quiet,
+            (lambda: draw_plots(results, sc, run_dir)) if plots else None)
     for p in [os.path.join(run_dir, "report.json")] + ([json_out] if json_out else []):
         with open(p, "w", encoding="utf-8") as f:
             json.dump(results, f, indent=1)
