@@ -4,6 +4,7 @@ users and addresses over processes, the merge of their outputs, and a run of
 two worker processes through a loopback proxy."""
 import collections
 import csv
+import glob
 import json
 import os
 import signal
@@ -132,3 +133,40 @@ def test_sigint_stops_every_worker_and_still_merges(mini_proxy, tmp_path):
     assert rep["interrupted"] and rep["duration_s"] < 10 and rep["completed"] > 0
     left = subprocess.run(["pgrep", "-f", "--", f"--out {out}/workers"], capture_output=True)
     assert left.returncode == 1
+
+
+def test_hosts_through_a_remote_shell(mini_proxy, tmp_path):
+    """--hosts with --rsh: each worker is started as RSH HOST COMMAND..., writes
+    into its own directory "there", which the parent copies back through the
+    same shell and removes. `env` as the shell makes HOST an environment
+    assignment, so the two "hosts" run here: the copy and the merge are real."""
+    out = str(tmp_path / "out")
+    rc = load.main(["sessions", profile(tmp_path, mini_proxy.origin_port, 5, 2.0),
+                    "--proxy", f"127.0.0.1:{mini_proxy.port}", "--out", out, "--no-plots",
+                    "--hosts", "RS_HOST=a,localhost,RS_HOST=b", "--rsh", "env",
+                    "--timeout", "5", "--progress-s", "1"])
+    assert rc == 0
+    rep = json.load(open(os.path.join(out, "replay.json")))
+    assert rep["procs"] == 3 and rep["hosts"] == ["RS_HOST=a", "localhost", "RS_HOST=b"]
+    assert [w["worker"] for w in rep["workers"]] == ["0/3", "1/3", "2/3"]
+    assert all(w["transactions"] > 0 for w in rep["workers"])
+    assert sorted(u["id"] for u in rep["users"]) == [f"g-{i}" for i in range(1, 6)]
+    reqs = list(csv.DictReader(open(os.path.join(out, "requests.csv"))))
+    assert len(reqs) == rep["transactions"] and rep["errors"] == 0
+    assert not os.path.exists(os.path.join(out, "workers"))
+    assert not glob.glob(f"/tmp/reqsched-load-{os.getpid()}-*")
+
+
+def test_hosts_and_procs_exclude_each_other(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        load.main(["sessions", "p.json", "--hosts", "a,b", "--procs", "2"])
+    assert "--hosts gives the worker processes" in capsys.readouterr().err
+
+
+def test_a_host_that_cannot_be_reached_fails_the_run(mini_proxy, tmp_path, capsys):
+    """A remote shell that fails (here: false) fails the run, naming the worker."""
+    rc = load.main(["sessions", profile(tmp_path, mini_proxy.origin_port, 2, 1.0),
+                    "--proxy", f"127.0.0.1:{mini_proxy.port}", "--out", str(tmp_path / "o"),
+                    "--no-plots", "--hosts", "nowhere", "--rsh", "false", "--timeout", "5"])
+    assert rc == 2
+    assert "worker 0" in capsys.readouterr().err

@@ -5,7 +5,7 @@
   reqsched-load replay LOG [...]       replay it faithfully (logreplay.py)
   reqsched-load sessions PROFILE [...] sessions of page loads under a load profile
                                        (sessions.py; --procs N: over N processes,
-                                       multiproc.py)
+                                       --hosts H,H: over hosts; multiproc.py)
   reqsched-load tsung PROFILE [...]    one class of a profile run by Tsung (tsung.py)
   reqsched-load genlog OUT [...]       write a seeded synthetic access log (genlog.py)
   reqsched-load plot DIR               persecond.png from a run's persecond.csv
@@ -180,14 +180,15 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         classes = [c.share(k, n) for c in classes]
     sl = sessions.SessionLoad(engine, classes, servers, port, args.seed)
     bound = sl.duration() + args.timeout
-    if args.procs > 1:
+    if args.procs > 1 or args.hosts:
         print(f"load: {len(classes)} classes for {sl.duration():.0f} s via {args.proxy}, "
-              f"{args.procs} processes", file=sys.stderr, flush=True)
+              f"{args.procs} processes" + (f" on {','.join(args.hosts)}" if args.hosts else ""),
+              file=sys.stderr, flush=True)
         workers, why = multiproc.run_sessions(args, engine, bound)
         if workers is None:
             raise ValueError(why)
         no_address = sum(w["no_address"] for w in workers)
-        info |= {"procs": args.procs, "no_address": no_address,
+        info |= {"procs": args.procs, "hosts": args.hosts or [], "no_address": no_address,
                  "workers": [{"worker": w["worker"], "t0_offset_s": w["t0_offset_s"],
                               "transactions": w["transactions"], "errors": w["errors"],
                               "no_address": w["no_address"]} for w in workers]}
@@ -358,6 +359,13 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--procs", type=count, default=1,
                    help="worker processes the users are split over (multiproc.py); "
                         "one merged output")
+    p.add_argument("--hosts", type=lambda t: [h for h in t.split(",") if h],
+                   help="one worker process per host, comma-separated (a host named twice "
+                        "runs two; others than localhost started through --rsh; replaces "
+                        "--procs; multiproc.py)")
+    p.add_argument("--rsh", default="ssh", metavar="CMD",
+                   help="remote shell for --hosts: CMD HOST COMMAND... (default ssh; "
+                        "'ip netns exec' for network namespaces)")
     p.add_argument("--worker", type=worker_of, help=argparse.SUPPRESS)
     p.add_argument("--start-at", type=float, default=0.0, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_sessions)
@@ -409,6 +417,10 @@ def main(argv: Optional[list[str]] = None) -> int:
         ap.error("--max-conns must be >= 1")
     if getattr(args, "procs", 1) < 1 or getattr(args, "procs", 1) > 1 and args.worker:
         ap.error("--procs must be >= 1 (and is not given to a --worker)")
+    if getattr(args, "hosts", None):
+        if args.procs > 1 or args.worker:
+            ap.error("--hosts gives the worker processes: not with --procs")
+        args.procs = len(args.hosts)
     try:
         return int(args.func(args))
     except (OSError, ValueError) as e:

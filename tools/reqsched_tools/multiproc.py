@@ -21,6 +21,18 @@ requests.csv, persecond.csv, ... and the summary with the code one process
 uses. Bytes per second stay in the worker's own second (a skew of ms moves
 no byte more than that). OUT/workers/ is removed after a merge.
 
+Hosts (--hosts H,H,...): worker k runs on host k (a host named twice runs
+two workers), started as `RSH HOST COMMAND...` (--rsh, default ssh; `ip
+netns exec` makes network namespaces hosts) unless HOST is localhost; it
+writes into REMOTE_DIR on its host (/tmp/reqsched-load-PID-K), which the
+parent copies back through the same remote shell (`tar -cf -` there,
+`tar -xf -` here) and removes. Every host needs the same installation
+(this Python at the same path), worker k's addresses (the k-th, (k+N)-th,
+... of each class, ClassLoad.share) and a clock in step with the parent's
+(the common start is a wall-clock time: NTP). A SIGINT reaches a remote
+worker only if the remote shell passes it on (`ip netns exec` does; ssh
+does not: such a worker ends at the profile's end).
+
 Progress: workers send their counts (Engine.progress_counts()) as JSON lines
 on stdout; when every running worker has sent new counts the parent prints
 their sums as the one-process progress line.
@@ -33,6 +45,7 @@ import csv
 import json
 import os
 import selectors
+import shlex
 import shutil
 import signal
 import subprocess
@@ -46,16 +59,44 @@ START_DELAY_S = 2.0          # workers import and read the profile before T
 STOP_GRACE_S = 30.0          # from SIGINT to SIGKILL of a worker that does not stop
 
 
+def remote_host(args: Any, k: int) -> Optional[str]:
+    """The host worker k runs on through --rsh, or None: here."""
+    hosts = args.hosts or []
+    return hosts[k] if k < len(hosts) and hosts[k] != "localhost" else None
+
+
+def remote_dir(k: int) -> str:
+    return f"/tmp/reqsched-load-{os.getpid()}-{k}"
+
+
 def worker_argv(args: Any, k: int, n: int, start_at: float) -> list[str]:
-    """The command line of worker k of n for the parsed `sessions` args."""
-    argv = [sys.executable, "-m", "reqsched_tools.load", "sessions", args.profile,
+    """The command line of worker k of n for the parsed `sessions` args
+    (through the remote shell when it runs on another host)."""
+    host = remote_host(args, k)
+    out = remote_dir(k) if host else worker_dir(args.out, k)
+    argv = [sys.executable, "-m", "reqsched_tools.load", "sessions", os.path.abspath(args.profile),
             "--proxy", args.proxy, "--timeout", repr(args.timeout),
-            "--progress-s", repr(args.progress_s), "--out", worker_dir(args.out, k),
+            "--progress-s", repr(args.progress_s), "--out", out,
             "--seed", str(args.seed), "--engine", args.engine, "--no-plots",
             "--worker", f"{k}/{n}", "--start-at", repr(start_at)]
     if args.proxy_password is not None:
         argv += ["--proxy-password", args.proxy_password]
-    return argv
+    return shlex.split(args.rsh) + [host] + argv if host else argv
+
+
+def fetch_remote(args: Any, k: int) -> str:
+    """Copy remote worker k's outputs into its worker_dir and remove them
+    there; returns why it failed, or ""."""
+    host = remote_host(args, k)
+    assert host is not None
+    rsh, src, dst = shlex.split(args.rsh) + [host], remote_dir(k), worker_dir(args.out, k)
+    os.makedirs(dst, exist_ok=True)
+    with subprocess.Popen(rsh + ["tar", "-C", src, "-cf", "-", "."], stdout=subprocess.PIPE) as tx:
+        rx = subprocess.run(["tar", "-C", dst, "-xf", "-"], stdin=tx.stdout)
+    subprocess.run(rsh + ["rm", "-rf", src], check=False)
+    if tx.returncode or rx.returncode:
+        return f"worker {k}: could not copy {host}:{src} (tar exited {tx.returncode}/{rx.returncode})"
+    return ""
 
 
 def worker_dir(out: str, k: int) -> str:
@@ -206,6 +247,8 @@ def run_sessions(args: Any, engine: Engine, bound_s: float) -> tuple[Optional[li
         w.kill()
         for s, h in old.items():
             signal.signal(s, h)
+    w.failed += [why for why in (fetch_remote(args, k) for k in range(n)
+                                 if remote_host(args, k)) if why]
     if w.failed:
         return None, "; ".join(w.failed) + f" (outputs in {os.path.join(args.out, 'workers')})"
     infos = merge_into(engine, [worker_dir(args.out, k) for k in range(n)])
