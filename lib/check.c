@@ -41,7 +41,9 @@
  *                window_bytes = sum of the clamps; per class nbacklog =
  *                its accounts on the active list, npresent = its present
  *                accounts; the recent list holds the recent accounts,
- *                oldest read first
+ *                oldest read first; kept shares: an account's share tokens
+ *                <= 20 ms of C * max(U+, 0.05) (or 2 MSS), no recorded
+ *                refill without the flag
  * Cost: O(requests + classes + users + flows) per operation.
  */
 #ifdef RS_DEBUG
@@ -451,6 +453,9 @@ static void check_pacer(const struct rs_sched *s, const char *op)
 	uint32_t a, f, n, waiting = 0, flows = 0, cflows = 0;
 	uint64_t clamps = 0;
 	rs_time_ns last = 0;
+	/* kept shares: S_a <= R <= C * max(U+, 0.05), 20 ms of it */
+	double share_max = fmax(2 * 1448.0, (double)s->cfg.link_bps / 8 *
+				fmax(s->cfg.target_util, 0.05) * 0.02);
 
 	ASSERT("pacer", p->tokens <=
 	       rs_pacer_burst(rs_full_rate(s)) + 1e-6);
@@ -468,12 +473,15 @@ static void check_pacer(const struct rs_sched *s, const char *op)
 		waiting += k;
 	}
 	ASSERT("pacer", waiting == p->waiting);
+	ASSERT("pacer", s->cfg.pace_keep_share || !p->share_refill);
 	for (a = 0; a < p->nac; a++) {
 		const struct rs_acct *e = &p->ac[a];
 
 		flows += e->nflows;
 		ASSERT("pacer", !e->nflows || e->active ||
 		       (e->deficit == 0 && !e->visiting && !e->nwait));
+		ASSERT("pacer", !e->nflows || !s->cfg.pace_keep_share ||
+		       e->share_tokens <= share_max + 1e-6);
 	}
 	for (f = p->gr_head, n = 0; f != RS_NIL; f = p->fl[f].next, n++) {
 		ASSERT("pacer", n < p->nfl && p->fl[f].state == RS_FL_GRANTED &&

@@ -322,6 +322,10 @@ struct rs_acct {
 	uint8_t recent;		/* read within PRESENT_TTL: on that list */
 	uint8_t active;		/* on the active list */
 	uint8_t visiting;	/* quantum already added for this visit */
+	/* pace_keep_share: bytes the account may still read within its
+	 * share of R (a bucket like the pacer's), refilled up to t_share */
+	double share_tokens;
+	rs_time_ns t_share;
 };
 
 struct rs_pacer {
@@ -340,6 +344,10 @@ struct rs_pacer {
 	rs_time_ns t;		/* last refill */
 	bool t_set;
 	double wsum;		/* sum of the weights of accounts */
+	rs_time_ns share_refill;	/* pace_keep_share: the last dispatch
+					 * stopped as every account in the round
+					 * waited for its share; the earliest
+					 * refills then (0: it did not) */
 	uint64_t window_bytes;	/* sum of the clamps of open flows */
 	rs_wake_fn wake;
 };

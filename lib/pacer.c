@@ -29,6 +29,21 @@
  *   this a token-limited grant would end every visit and the weights would
  *   be lost). A visited account with no waiting flow leaves the list with
  *   deficit 0, as does an account whose last waiting flow is closed.
+ * Kept shares (cfg.pace_keep_share): each account has a second bucket,
+ *   refilled at its share of R among the accounts with open flows,
+ *   S_a = R * w_a / wsum * max(1, present_c / backlogged_c) (its class's
+ *   absent users lend it their shares, as in Q_a), capped at
+ *   D_a = max(2 MSS, S_a * 20 ms). Every grant is taken from it too, and
+ *   refunds and over-reads move it like the tokens. An account whose
+ *   bucket holds less than its head's need passes the turn before its
+ *   quantum; a pass over the round in which every account waits for its
+ *   share ends the dispatch, which records when the earliest of them
+ *   refills (rs_pacer_deadline(); so does a refused flow whose account is
+ *   alone in the round); a new account in the round, a refund, a
+ *   new present account, a closed flow or a new R forget that time (the
+ *   deadline falls back to the tokens'). The pacer is then not
+ *   work-conserving toward a class whose users wait for their servers; it
+ *   still is toward a class with no open flow (it has no share).
  *
  * Invariants (checked by test/lib/random_invariants.c):
  *   - tokens <= B;
@@ -42,7 +57,10 @@
  *   - every GRANTED flow is on the granted list, oldest grant first, and is
  *     reclaimed (grant refunded, back to IDLE) 1 s after its grant;
  *   - open = number of open flows = sum over accounts of nflows = sum over
- *     classes of nflows; window_bytes = sum of the clamps of open flows.
+ *     classes of nflows; window_bytes = sum of the clamps of open flows;
+ *   - kept shares: share_tokens <= D_a as of the account's last refill
+ *     (so <= max(2 MSS, 20 ms of C * max(U+, 0.05)), which check.c
+ *     checks), share_refill = 0 when the flag is off.
  *
  * Flow handles are (generation << 32) | (slot + 1), like rs_id.
  */
@@ -58,15 +76,73 @@
 #define MIN_WAIT (RS_NSEC_PER_SEC / 1000)	/* timer granularity: 1 ms */
 #define CLAMP_MAX (16.0 * 1024 * 1024)
 #define WANT_MAX ((uint64_t)1 << 48)		/* keeps sums in int64 */
+#define SHARE_DEPTH (RS_NSEC_PER_SEC / 50)	/* kept shares: 20 ms of S_a */
+
+/* The present accounts of class k lend their shares to its backlogged ones. */
+static double lend(const struct rs_class *k)
+{
+	if (k->nbacklog && k->npresent > k->nbacklog)
+		return (double)k->npresent / k->nbacklog;
+	return 1;
+}
 
 static double quantum(const struct rs_sched *s, const struct rs_acct *a)
 {
 	const struct rs_class *k = &s->cls[a->cls];
-	double q = fmax(MSS, rs_full_rate(s) * 0.002), lend = 1;
+	double q = fmax(MSS, rs_full_rate(s) * 0.002);
 
-	if (k->nbacklog && k->npresent > k->nbacklog)
-		lend = (double)k->npresent / k->nbacklog;
-	return q * k->weight / s->w_min * lend;
+	return q * k->weight / s->w_min * lend(k);
+}
+
+/* ---- kept shares (cfg.pace_keep_share) ---- */
+
+/* S_a: the account's share of R among the accounts with open flows. */
+static double share_rate(const struct rs_sched *s, const struct rs_acct *a)
+{
+	const struct rs_class *k = &s->cls[a->cls];
+
+	return rs_full_rate(s) * k->weight / s->pc.wsum * lend(k);
+}
+
+static double share_depth(double rate)
+{
+	return fmax(2 * MSS, rate * (double)SHARE_DEPTH / RS_NSEC_PER_SEC);
+}
+
+/* Bytes account a may read now within its share; unlimited without the
+ * flag. */
+static double share_left(struct rs_sched *s, uint32_t a, rs_time_ns now)
+{
+	struct rs_acct *e = &s->pc.ac[a];
+	double rate;
+
+	if (!s->cfg.pace_keep_share)
+		return HUGE_VAL;
+	rate = share_rate(s, e);
+	if (now > e->t_share) {
+		e->share_tokens += rate * (double)(now - e->t_share) /
+				   (double)RS_NSEC_PER_SEC;
+		e->t_share = now;
+	}
+	e->share_tokens = fmin(e->share_tokens, share_depth(rate));
+	return e->share_tokens;
+}
+
+/* When account a will have need bytes within its share, from now. */
+static rs_time_ns share_ready(const struct rs_sched *s, uint32_t a,
+			      double need, rs_time_ns now)
+{
+	const struct rs_acct *e = &s->pc.ac[a];
+	double lack = need - e->share_tokens;
+
+	return now + (rs_time_ns)ceil(lack / share_rate(s, e) *
+				      (double)RS_NSEC_PER_SEC);
+}
+
+/* Something may let a waiting account read sooner than recorded. */
+static void share_forget(struct rs_pacer *p)
+{
+	p->share_refill = 0;
 }
 
 static rs_flow make_flow(const struct rs_pacer *p, uint32_t i)
@@ -219,6 +295,7 @@ static void act_append(struct rs_sched *s, uint32_t a)
 
 	s->cls[p->ac[a].cls].nbacklog++;
 	p->ac[a].active = 1;
+	share_forget(p);
 	rs_list_append(ACTIVE(p), &p->act_head, &p->act_tail, a);
 }
 
@@ -303,10 +380,12 @@ static void presence_note(struct rs_sched *s, uint32_t a, bool was)
 	const struct rs_acct *e = &s->pc.ac[a];
 	bool is = acct_present(e);
 
-	if (is && !was)
+	if (is && !was) {
 		s->cls[e->cls].npresent++;
-	else if (was && !is)
+		share_forget(&s->pc);
+	} else if (was && !is) {
 		s->cls[e->cls].npresent--;
+	}
 }
 
 /* A flow bound to a request opens (+1) or closes (-1) on account a. */
@@ -367,6 +446,7 @@ void rs_pacer_cap(struct rs_sched *s)
 
 	if (s->pc.tokens > b)
 		s->pc.tokens = b;
+	share_forget(&s->pc);
 }
 
 void rs_pacer_refill(struct rs_sched *s, rs_time_ns now)
@@ -397,16 +477,26 @@ static void refund(struct rs_sched *s, uint32_t a, int64_t tok, int64_t drr)
 		p->tokens = b;
 	if (drr > 0 && p->ac[a].active)
 		p->ac[a].deficit += (double)drr;
+	if (s->cfg.pace_keep_share) {
+		struct rs_acct *e = &p->ac[a];
+
+		e->share_tokens = fmin(e->share_tokens + (double)tok,
+				       share_depth(share_rate(s, e)));
+		share_forget(p);
+	}
 }
 
-/* Bytes read beyond the allowance: taken from the tokens (which may go
- * negative) and from the deficit of an account in the round (>= -Q_a). */
+/* Bytes read beyond the allowance: taken from the tokens and the kept
+ * share (which may go negative) and from the deficit of an account in the
+ * round (>= -Q_a). */
 static void overcharge(struct rs_sched *s, uint32_t a, uint64_t over)
 {
 	struct rs_pacer *p = &s->pc;
 	struct rs_acct *e = &p->ac[a];
 
 	p->tokens -= (double)over;
+	if (s->cfg.pace_keep_share)
+		e->share_tokens -= (double)over;
 	if (e->active) {
 		double q = quantum(s, e);
 
@@ -459,13 +549,18 @@ static void grant(struct rs_sched *s, uint32_t f, int64_t g, bool drr,
 static void dispatch(struct rs_sched *s, rs_time_ns now)
 {
 	struct rs_pacer *p = &s->pc;
+	/* kept shares: the first of the accounts that waited for their share
+	 * since the last progress, and when the earliest of them refills */
+	uint32_t first_held = RS_NIL;
+	rs_time_ns refill = 0;
 
 	pacer_advance(s, now);
+	p->share_refill = 0;
 	while (p->act_head != RS_NIL) {
 		uint32_t a = p->act_head;
 		struct rs_acct *e = &p->ac[a];
 		struct rs_flow_ent *h;
-		double need, g;
+		double need, g, left;
 
 		if (!s->cfg.pacing) {	/* pacing was turned off */
 			if (!e->nwait) {
@@ -484,6 +579,22 @@ static void dispatch(struct rs_sched *s, rs_time_ns now)
 			continue;
 		}
 		h = &p->fl[e->head];
+		left = share_left(s, a, now);
+		if (left < need) {	/* waits for its share: passes the turn */
+			rs_time_ns t = share_ready(s, a, need, now);
+
+			if (first_held == a) {	/* a whole pass waited */
+				p->share_refill = refill;
+				break;
+			}
+			if (first_held == RS_NIL || t < refill)
+				refill = t;
+			if (first_held == RS_NIL)
+				first_held = a;
+			act_rotate(s);
+			continue;
+		}
+		first_held = RS_NIL;
 		if (!e->visiting) {
 			e->deficit += quantum(s, e);
 			e->visiting = 1;
@@ -492,9 +603,12 @@ static void dispatch(struct rs_sched *s, rs_time_ns now)
 			act_rotate(s);
 			continue;
 		}
-		g = floor(fmin(fmin((double)h->want, e->deficit), p->tokens));
+		g = floor(fmin(fmin(fmin((double)h->want, e->deficit), p->tokens),
+			       left));
 		e->deficit -= g;
 		p->tokens -= g;
+		if (s->cfg.pace_keep_share)
+			e->share_tokens -= g;
 		grant(s, e->head, (int64_t)g, true, now);
 	}
 }
@@ -524,6 +638,8 @@ rs_time_ns rs_pacer_deadline(const struct rs_sched *s)
 	t = p->t;
 	if (lack > 0)
 		t += (rs_time_ns)ceil(lack / rate * (double)RS_NSEC_PER_SEC);
+	if (p->share_refill > t)	/* every account waits for its share */
+		t = p->share_refill;
 	if (p->gr_head != RS_NIL && p->fl[p->gr_head].t_grant + GRANT_TTL < t)
 		t = p->fl[p->gr_head].t_grant + GRANT_TTL;
 	return t > earliest ? t : earliest;
@@ -561,6 +677,8 @@ static uint32_t acct_get(struct rs_sched *s, uint32_t cls, uint64_t key)
 	p->slot[empty] = a + 1;
 	s->cls[cls].naccts++;
 	p->wsum += s->cls[cls].weight;
+	e->share_tokens = share_depth(share_rate(s, e));	/* starts full */
+	e->t_share = p->t;
 	return a;
 }
 
@@ -579,6 +697,7 @@ static void acct_put(struct rs_sched *s, uint32_t a)
 	slot_delete(p, a);
 	s->cls[e->cls].naccts--;
 	p->wsum -= s->cls[e->cls].weight;
+	share_forget(p);	/* the others' shares grow */
 	e->next = p->ac_free;
 	p->ac_free = a;
 }
@@ -728,7 +847,7 @@ static int64_t allowance(struct rs_sched *s, rs_flow f, uint64_t want,
 	struct rs_pacer *p = &s->pc;
 	struct rs_flow_ent *e;
 	uint32_t i;
-	double need;
+	double need, left;
 	int err = flow_entry(s, f, &i);
 
 	if (err)
@@ -752,15 +871,22 @@ static int64_t allowance(struct rs_sched *s, rs_flow f, uint64_t want,
 		return 0;
 	}
 	need = fmin((double)want, MSS);
-	if (p->waiting == 0 && p->tokens >= need) {
-		int64_t take = (int64_t)fmin((double)want, floor(p->tokens));
+	left = share_left(s, e->acct, now);
+	if (p->waiting == 0 && p->tokens >= need && left >= need) {
+		int64_t take = (int64_t)fmin(fmin((double)want, floor(p->tokens)),
+					     floor(left));
 
 		p->tokens -= (double)take;
+		if (s->cfg.pace_keep_share)
+			p->ac[e->acct].share_tokens -= (double)take;
 		e->allowed += take;
 		return take;
 	}
 	e->want = want;
 	fifo_push(s, i);
+	if (p->act_head == e->acct && p->act_tail == e->acct && left < need)
+		/* alone in the round, it waits for its share */
+		p->share_refill = share_ready(s, e->acct, need, now);
 	s->ss = false;		/* the link is at R: slow start is over */
 	return 0;
 }
@@ -877,6 +1003,7 @@ void rs_pacer_rebuild(struct rs_sched *s, const uint32_t *map)
 	p->rc_head = p->rc_tail = RS_NIL;	/* who read lately is forgotten */
 	p->waiting = 0;
 	p->wsum = 0;
+	share_forget(p);	/* kept shares restart full */
 	if (p->slot)
 		memset(p->slot, 0, p->nslot * sizeof(*p->slot));
 	for (c = 0; c < s->ncls; c++)

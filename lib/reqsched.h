@@ -108,6 +108,12 @@ struct rs_config {
 	uint64_t long_transfer;		/* pacing: a released response that has
 					 * received this many bytes leaves the
 					 * window (0 = never) */
+	bool pace_keep_share;		/* pacing: an account reads at most its
+					 * weighted share of R among the accounts
+					 * with open flows (its class's absent
+					 * users' shares lent to it), even while
+					 * the others wait for their servers;
+					 * false: the pacer is work-conserving */
 	/* the server's resources (mqos, sqos, drf; the other policies
 	 * ignore them): a released request holds its cost vector of them
 	 * until its end, and goes only when the resources it needs are

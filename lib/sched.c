@@ -48,6 +48,7 @@ void rs_config_default(struct rs_config *cfg)
 	cfg->max_queued = 0;
 	cfg->pacing = false;
 	cfg->long_transfer = 65536;
+	cfg->pace_keep_share = false;
 	cfg->nres = 0;
 	for (i = 0; i < RS_MAX_RESOURCES; i++)
 		cfg->res_capacity[i] = 100;

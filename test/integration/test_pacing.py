@@ -436,3 +436,47 @@ def test_delay_pools_and_pacing_take_the_minimum(squid_factory, origin, link_mbi
     print(f"link {link_mbit} Mbit, delay pool {pool_mbit} Mbit: {rate/1e6:.2f} Mbit/s")
     assert 0.8 * expect_bps <= rate <= 1.25 * expect_bps, rate
     balanced_and_closed(sq)
+
+
+# --------------------------------------------------------------------------
+# request_sched_pacing_idle_share: a user waiting for its server keeps its share
+# --------------------------------------------------------------------------
+def _bronze_rate_while_gold_waits(sq: h.Squid, origin, tag: str) -> float:
+    """Bytes/s a bronze download reads while a gold request waits 3 s for its
+    server's first byte (measured from 0.8 s to 2.8 s after the gold request)."""
+    bronze = Reader(sq.port, BRONZE_SRC, origin.url(f"/pace-k/{tag}-bulk", size="40m"))
+    time.sleep(0.5)
+    gold = h.Background([lambda: http_get(sq.port, origin.url(f"/pace-k/{tag}-slow", size=1000,
+                                                              delay_ms=3000), src=GOLD_SRC)])
+    time.sleep(0.8)
+    g0, t0 = bronze.got, time.monotonic()
+    time.sleep(2.0)
+    g1, t1 = bronze.got, time.monotonic()
+    bronze.stop()
+    r = gold.join(30)[0]
+    assert r.ok and not bronze.error, (r, bronze.error)
+    assert r.t_end - r.t_start >= 3.0, r   # gold did wait for its server all along
+    return (g1 - g0) / (t1 - t0)
+
+
+def test_idle_share_keep_holds_weights(squid_factory, origin):
+    """Gold (3) waits 3 s for its server while bronze (1) downloads, one user
+    each (msf): with lend (the default) bronze reads about the whole link
+    (R = 0.98 * 16 Mbit = 1.96 MB/s); after -k reconfigure to keep, about its
+    share R / 4 = 0.49 MB/s."""
+    sq = paced_squid(squid_factory, link="16 Mbit", window="fixed 4",
+                     more="request_sched_pacing_idle_share lend")
+    assert sq.report().glob["idle_share"] == "lend"
+    R = 0.98 * 16e6 / 8
+    lend = _bronze_rate_while_gold_waits(sq, origin, "lend")
+    balanced_and_closed(sq)
+    sq.sched = sq.sched.replace("request_sched_pacing_idle_share lend",
+                                "request_sched_pacing_idle_share keep")
+    sq.write_config()
+    assert sq.reconfigure().returncode == 0
+    wait_until(lambda: sq.report().glob["idle_share"] == "keep", 10, what="idle_share keep after reconfigure")
+    keep = _bronze_rate_while_gold_waits(sq, origin, "keep")
+    print(f"bronze while gold waits: lend {lend/R:.2f} R, keep {keep/R:.2f} R (share 0.25)")
+    assert lend >= 0.7 * R, lend / R
+    assert 0.15 * R <= keep <= 0.4 * R, keep / R
+    balanced_and_closed(sq)

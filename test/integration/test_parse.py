@@ -65,6 +65,10 @@ GOOD_VARIANTS = {
                     "request_sched_target_utilization 98%": "request_sched_target_utilization 100%"},
     "user-login": {"request_sched_user src": "request_sched_user login"},
     "tunnels-schedule": {"request_sched_tunnels count": "request_sched_tunnels schedule"},
+    "idle-share-keep": {"request_sched_tunnels count": "request_sched_tunnels count\n"
+                                                      "request_sched_pacing_idle_share keep"},
+    "idle-share-lend": {"request_sched_tunnels count": "request_sched_tunnels count\n"
+                                                      "request_sched_pacing_idle_share lend"},
 }
 # the website gateway's policies with the server's resources (patch 35)
 RESOURCES = ("request_sched_resource cpu\nrequest_sched_resource disk 80%\n"
@@ -114,6 +118,10 @@ BAD = {
     "resource-duplicate": (None, "request_sched_resource disk\nrequest_sched_resource disk",
                            "request_sched_resource disk\nrequest_sched_resource bw"),
     "default-cost": (None, "request_sched_default_cost cpu 150%", "request_sched_default_cost 50"),
+    "idle-share-typo": (None, "request_sched_pacing_idle_share kept", "request_sched_pacing_idle_share keep"),
+    "idle-share-missing": (None, "request_sched_pacing_idle_share", "request_sched_pacing_idle_share lend"),
+    "idle-share-extra": (None, "request_sched_pacing_idle_share keep always",
+                         "request_sched_pacing_idle_share keep"),
 }
 # what each multi-resource rejection must say besides the line number
 BAD_MESSAGE = {
@@ -124,6 +132,9 @@ BAD_MESSAGE = {
     "resource-capacity": "capacity must be from 1% to 1000%",
     "resource-duplicate": "duplicate request_sched_resource 'disk'",
     "default-cost": "cost must be from 0% to 100%",
+    "idle-share-typo": "unknown idle share 'kept' (use lend or keep)",
+    "idle-share-missing": "missing idle share (lend or keep)",
+    "idle-share-extra": "unexpected 'always'",
 }
 
 

@@ -595,6 +595,7 @@ static void random_config(struct world *w, struct rs_config *cfg)
 	cfg->max_queued_class = below(w, 4) == 0 ? 1 + below(w, 6) : 0;
 	cfg->pacing = below(w, 2);
 	cfg->long_transfer = below(w, 3) == 0 ? 0 : 1448 + below(w, 100000);
+	cfg->pace_keep_share = below(w, 2);
 }
 
 static void ev_enqueue(struct world *w)
@@ -1257,7 +1258,9 @@ static void drain_flows(struct world *w)
 	struct rs_stats st;
 
 	w->step = "drain flows";
-	for (rounds = 0; waiting_flows(w) && rounds < 100000; rounds++) {
+	/* R may be 55 bytes/s (a 0.009 link share) after a 100-KB over-read,
+	 * and other deadlines step time by 16 ms: 110,000 rounds */
+	for (rounds = 0; waiting_flows(w) && rounds < 1000000; rounds++) {
 		rs_time_ns d = rs_next_deadline(w->s);
 
 		if (d == UINT64_MAX)

@@ -446,6 +446,145 @@ START_TEST(pacing_off_and_reconfigure)
 }
 END_TEST
 
+/* Kept shares (cfg.pace_keep_share), link 8 Mbit/s: R = 980,000, B = 4,900.
+ * Classes a (weight 4) and b (weight 1), one account each (rfq), both with
+ * an open flow; a's flow never asks (its user waits for its server).
+ * b's share is S = R / 5 = 196,000 bytes/s, its bucket D = 20 ms of it =
+ * 3,920 bytes. */
+static struct rs_sched *four_to_one(bool keep, struct rec *rec,
+				    struct wakes *wk, rs_flow *fa, rs_flow *fb)
+{
+	struct rs_config cfg = cfg_base(RS_POLICY_RFQ, RS_WIN_FIXED);
+	struct rs_sched *s;
+
+	cfg.pace_keep_share = keep;
+	cfg.update_interval = 60 * SEC;	/* every timer is the pacer's */
+	s = new_paced(&cfg, rec, wk);
+	ck_assert_int_eq(rs_class_add(s, "a", 4), 0);
+	ck_assert_int_eq(rs_class_add(s, "b", 1), 1);
+	*fa = fopen_(s, 0, 0, 1, 0);
+	*fb = fopen_(s, 0, 1, 2, 0);
+	return s;
+}
+
+/* Flow f asks for 9,800 bytes at a time and reads all it is allowed, going
+ * from deadline to deadline until end; returns the bytes it read. Every
+ * timer must wake f (the pacer never polls): *timers counts them. */
+static uint64_t greedy_reader(struct rs_sched *s, struct wakes *wk, rs_flow f,
+			      rs_time_ns end, rs_time_ns *now, int *timers)
+{
+	uint64_t got = 0;
+
+	for (;;) {
+		int64_t g;
+		rs_time_ns t;
+
+		while ((g = rs_flow_allowance(s, f, 9800, *now)) > 0) {
+			ck_assert_int_eq(rs_flow_read(s, f, (uint64_t)g, *now), 0);
+			got += (uint64_t)g;
+		}
+		ck_assert_int_eq(g, 0);
+		t = rs_next_deadline(s);
+		ck_assert(t > *now && t != UINT64_MAX);
+		if (t > end)
+			return got;
+		*now = t;
+		wk->n = 0;
+		rs_on_timer(s, *now);
+		ck_assert_int_eq(wk->n, 1);
+		ck_assert(wk->f[0] == f);
+		(*timers)++;
+	}
+}
+
+/* With the flag, b reads its bucket (3,920), then waits for its share:
+ * 1,448 bytes (one segment) at 196,000 bytes/s is 7,387,756 ns away, one
+ * timer per grant. Over 1 s it reads D + S = 199,920 bytes, less what its
+ * bucket holds at the end (< 1 segment, + 1 byte of rounding). When a's
+ * flow closes, b's share is all of R: 980,000 bytes the next second (+ the
+ * pacer's bucket, less one segment). */
+START_TEST(kept_share_holds_weight)
+{
+	struct rec rec = { 0 };
+	struct wakes wk;
+	rs_flow fa, fb;
+	struct rs_sched *s = four_to_one(true, &rec, &wk, &fa, &fb);
+	rs_time_ns now = 0;
+	uint64_t got;
+	int timers = 0;
+
+	ck_assert_int_eq(rs_flow_allowance(s, fb, 1000000, 0), 3920);
+	ck_assert_int_eq(rs_flow_read(s, fb, 3920, 0), 0);
+	ck_assert_int_eq(rs_flow_allowance(s, fb, 9800, 0), 0);
+	ck_assert_uint_eq(rs_next_deadline(s), 7387756);
+	now = 7387756;
+	rs_on_timer(s, now);
+	ck_assert_int_eq(wk.n, 1);
+	ck_assert_int_eq(rs_flow_allowance(s, fb, 9800, now), 1448);
+	ck_assert_int_eq(rs_flow_read(s, fb, 1448, now), 0);
+	got = 3920 + 1448 + greedy_reader(s, &wk, fb, SEC, &now, &timers);
+	ck_assert_uint_le(got, 199920);
+	ck_assert_uint_ge(got, 199920 - 1449);
+	ck_assert_int_ge(timers, 130);		/* 196,000 / 1,448 - 1 */
+	ck_assert_int_le(timers, 136);
+
+	ck_assert_int_eq(rs_flow_close(s, fa, now), 0);
+	timers = 0;
+	got = greedy_reader(s, &wk, fb, 2 * SEC, &now, &timers);
+	ck_assert_uint_le(got, 980000 + 4900);
+	ck_assert_uint_ge(got, 980000 - 1449);
+	rs_free(s);
+}
+END_TEST
+
+/* Without the flag the pacer is work-conserving: b alone reads all of R
+ * (980,000 bytes/s + the bucket of 4,900) while a's flow is open. */
+START_TEST(lent_share_work_conserving)
+{
+	struct rec rec = { 0 };
+	struct wakes wk;
+	rs_flow fa, fb;
+	struct rs_sched *s = four_to_one(false, &rec, &wk, &fa, &fb);
+	rs_time_ns now = 0;
+	uint64_t got;
+	int timers = 0;
+
+	got = greedy_reader(s, &wk, fb, SEC, &now, &timers);
+	ck_assert_uint_le(got, 980000 + 4900);
+	ck_assert_uint_ge(got, 980000 + 4900 - 1449);
+	rs_free(s);
+}
+END_TEST
+
+/* rs_reconfigure() flips the flag: b, reading all of R, is held to its
+ * share from then on (its bucket restarts full). */
+START_TEST(kept_share_reconfigure)
+{
+	struct rec rec = { 0 };
+	struct wakes wk;
+	rs_flow fa, fb;
+	struct rs_sched *s = four_to_one(false, &rec, &wk, &fa, &fb);
+	struct rs_config cfg = cfg_base(RS_POLICY_RFQ, RS_WIN_FIXED);
+	const char *names[] = { "a", "b" };
+	double weights[] = { 4, 1 };
+	rs_time_ns now = 0;
+	uint64_t got;
+	int timers = 0;
+
+	ck_assert_uint_ge(greedy_reader(s, &wk, fb, SEC, &now, &timers),
+			  980000);
+	cfg.pacing = true;
+	cfg.pace_keep_share = true;
+	cfg.update_interval = 60 * SEC;
+	ck_assert_int_eq(rs_reconfigure(s, &cfg, names, weights, 2, "a", now),
+			 0);
+	got = greedy_reader(s, &wk, fb, 2 * SEC, &now, &timers);
+	ck_assert_uint_le(got, 199920);
+	ck_assert_uint_ge(got, 199920 - 9800);
+	rs_free(s);
+}
+END_TEST
+
 Suite *suite_pacer(void)
 {
 	Suite *s = suite_create("pacer");
@@ -461,6 +600,9 @@ Suite *suite_pacer(void)
 	tcase_add_test(tc, bound_flow_and_errors);
 	tcase_add_test(tc, wake_no_reentry);
 	tcase_add_test(tc, pacing_off_and_reconfigure);
+	tcase_add_test(tc, kept_share_holds_weight);
+	tcase_add_test(tc, lent_share_work_conserving);
+	tcase_add_test(tc, kept_share_reconfigure);
 	suite_add_tcase(s, tc);
 	return s;
 }

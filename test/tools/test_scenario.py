@@ -89,6 +89,18 @@ def test_nopacing_suffix():
             scenario.parse_mode(bad, "wrc-mult", 0.98)
 
 
+def test_keep_suffix():
+    assert not scenario.parse_mode("msf", "wrc-mult", 0.98).keep_share
+    k = scenario.parse_mode("msf+sff:fixed-4@90%/keep", "wrc-mult", 0.98)
+    assert (k.policy, k.sff, k.window, k.target_utilization, k.pacing, k.keep_share) == \
+        ("msf", True, "fixed-4", 0.9, True, True)
+    assert k.needs_pacing_squid
+    assert not scenario.parse_mode("msf/nopacing", "wrc-mult", 0.98).keep_share
+    for bad in ("msf/keep/nopacing", "msf/nopacing/keep", "stock/keep", "msf/keep/keep"):
+        with pytest.raises(scenario.ScenarioError):
+            scenario.parse_mode(bad, "wrc-mult", 0.98)
+
+
 def test_sweep_points_and_labels():
     raw = {"name": "s", "classes": [{"name": "a", "weight": 1, "users": 1}],
            "link": {"queue_bdp": 1.5}, "sweep": {"key": "link.buffer_ms", "values": [50, 1000]}}

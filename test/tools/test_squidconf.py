@@ -20,6 +20,13 @@ def test_pacing_mode_has_byte_layer_and_wan_counter():
     assert "request_sched_pacing on" in squidconf.reqsched_conf(SC, mode("msf"), frozenset())
 
 
+def test_keep_mode_keeps_idle_shares():
+    lines = squidconf.reqsched_conf(SC, mode("msf/keep"), ALL)
+    assert "request_sched_pacing on" in lines
+    assert "request_sched_pacing_idle_share keep" in lines
+    assert not [x for x in squidconf.reqsched_conf(SC, mode("msf"), ALL) if "idle_share" in x]
+
+
 def test_nopacing_is_admission_only():
     lines = squidconf.reqsched_conf(SC, mode("msf/nopacing"), ALL)
     assert "request_sched_pacing off" in lines

@@ -83,7 +83,9 @@ class ModeSpec:
     """One gateway mode. name is what the user wrote (e.g. msf+sff:wrc-aimd@0.9/nopacing).
 
     reqsched modes have the byte layer (request_sched_pacing on, link counter
-    iface wan0 rx) unless pacing is False (/nopacing: admission only)."""
+    iface wan0 rx) unless pacing is False (/nopacing: admission only); with
+    keep_share (/keep) its pacer keeps the share of a user waiting for its
+    server (request_sched_pacing_idle_share keep)."""
     name: str
     kind: str                            # stock | delay-pools | htb | reqsched
     policy: str = ""
@@ -91,6 +93,7 @@ class ModeSpec:
     window: str = ""
     target_utilization: float = 0.98
     pacing: bool = True
+    keep_share: bool = False
 
     @property
     def needs_patched_squid(self) -> bool:
@@ -166,11 +169,13 @@ class Scenario:
 
 
 def parse_mode(text: str, default_window: str, default_u: float) -> ModeSpec:
-    """stock | delay-pools | htb | POLICY[+sff][:WINDOW][@U][/nopacing] (U as 0.9 or 90%).
+    """stock | delay-pools | htb | POLICY[+sff][:WINDOW][@U][/nopacing|/keep] (U as 0.9
+    or 90%).
 
     Without /nopacing a reqsched mode runs the byte layer (request_sched_pacing on,
     request_sched_link_counter iface wan0 rx); /nopacing is admission only
-    (request_sched_pacing off, no link counter: the papers' scheduler)."""
+    (request_sched_pacing off, no link counter: the papers' scheduler); /keep is
+    the byte layer with request_sched_pacing_idle_share keep."""
     t = text.strip()
     if t in BASELINE_MODES:
         return ModeSpec(name=t, kind=t)
@@ -181,10 +186,10 @@ def parse_mode(text: str, default_window: str, default_u: float) -> ModeSpec:
         window = f"fixed-{m.group(2)}" if m.group(2) else default_window
         return ModeSpec(name=t, kind="reqsched", policy=m.group(1), window=window, pacing=False)
     m = re.fullmatch(f"({'|'.join(POLICIES)})" r"(\+sff)?(?::([a-z-]+|fixed-\d+))?(?:@([0-9.]+%?))?"
-                     r"(/nopacing)?", t)
+                     r"(/nopacing|/keep)?", t)
     if not m:
         raise ScenarioError(f"unknown mode {text!r} (stock, delay-pools, htb or "
-                            f"POLICY[+sff][:WINDOW][@U][/nopacing], POLICY in {POLICIES})")
+                            f"POLICY[+sff][:WINDOW][@U][/nopacing|/keep], POLICY in {POLICIES})")
     window = m.group(3) or default_window
     if window not in WINDOWS and not re.fullmatch(r"fixed-\d+", window):
         raise ScenarioError(f"mode {text!r}: unknown window {window!r} ({', '.join(WINDOWS)}, fixed-N)")
@@ -195,7 +200,8 @@ def parse_mode(text: str, default_window: str, default_u: float) -> ModeSpec:
         if not 0.01 <= u <= 1.0:
             raise ScenarioError(f"mode {text!r}: target utilization {s} not in 1%..100%")
     return ModeSpec(name=t, kind="reqsched", policy=m.group(1), sff=bool(m.group(2)),
-                    window=window, target_utilization=u, pacing=not m.group(5))
+                    window=window, target_utilization=u, pacing=m.group(5) != "/nopacing",
+                    keep_share=m.group(5) == "/keep")
 
 
 def buffer_ms_of(link: dict[str, Any]) -> float:

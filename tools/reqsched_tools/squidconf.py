@@ -89,10 +89,12 @@ def byte_layer_conf(mode: ModeSpec, known: frozenset[str]) -> list[str]:
     link counter (the papers' admission-only scheduler). A Squid without a
     directive is admission-only already, so /nopacing leaves out what it does not
     know; a pacing mode always writes both and fails `squid -k parse` on a Squid
-    without them (the testbed names the missing directive)."""
+    without them (the testbed names the missing directive). /keep adds
+    request_sched_pacing_idle_share keep."""
     if mode.pacing:
         return ["request_sched_pacing on",
-                f"request_sched_link_counter iface {GW_WAN_IFACE} rx"]
+                f"request_sched_link_counter iface {GW_WAN_IFACE} rx"] + \
+            (["request_sched_pacing_idle_share keep"] if mode.keep_share else [])
     out = []
     if "request_sched_pacing" in known:
         out.append("request_sched_pacing off")

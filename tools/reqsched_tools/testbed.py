@@ -814,8 +814,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     g = r.add_mutually_exclusive_group(required=True)
     g.add_argument("--scenario", help="name in reqsched_tools/scenarios/")
     g.add_argument("--spec", help="scenario file (TOML or JSON)")
-    r.add_argument("--modes", help="comma-separated: stock,delay-pools,htb,msf,msf/nopacing,"
-                                   "rfq,drr,msf+sff, POLICY[+sff][:WINDOW][@U][/nopacing]")
+    r.add_argument("--modes", help="comma-separated: stock,delay-pools,htb,msf,msf/nopacing,msf/keep,"
+                                   "rfq,drr,msf+sff, POLICY[+sff][:WINDOW][@U][/nopacing|/keep]")
     r.add_argument("--duration", type=float, help="override duration_s (phases are clipped)")
     r.add_argument("--time-scale", type=float,
                    help="multiply every time of the scenario (duration, warm-up, phases, "
