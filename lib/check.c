@@ -303,6 +303,9 @@ static void check_resources(const struct rs_sched *s, const char *op)
 			       held[(size_t)c * RS_MAX_RESOURCES + i]);
 	}
 	free(held);
+	/* reservation.c: the reserved request is a queued one */
+	ASSERT("resources", s->resv == RS_NIL ||
+	       (s->resv < s->nreq && s->req[s->resv].state == RS_ST_QUEUED));
 }
 
 static void check_policy(struct rs_sched *s, const char *op, bool renewed)

@@ -110,7 +110,7 @@ uint32_t rs_drr_pick(struct rs_sched *s)
 		}
 		r = rs_peek_from(s, c);
 		if (size_of(s, r) <= k->dc) {
-			if (s->pol->resources && !rs_res_fits(s, r))
+			if (s->pol->resources && !rs_resv_admit(s, r))
 				return RS_NIL;	/* sqos: wait for room */
 			k->dc -= size_of(s, r);
 			return c;	/* may leave the round when taken */

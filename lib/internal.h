@@ -35,6 +35,9 @@ struct rs_policy_ops {
 					 * SC / UC, one pacer account per user */
 	bool resources;			/* a released request holds its cost
 					 * (resources.c); needs cfg.nres */
+	uint8_t resv_passes;		/* resources: releases of others a head
+					 * without room lets pass before its
+					 * reservation holds (reservation.c) */
 	void (*ready)(struct rs_sched *s, uint32_t c);	/* nq 0 -> 1 */
 	void (*empty)(struct rs_sched *s, uint32_t c);	/* nq 1 -> 0 */
 	/* the class whose head goes next (charged for it), or RS_NIL */
@@ -392,6 +395,8 @@ struct rs_sched {
 	uint64_t res_excess[RS_MAX_RESOURCES];	/* used above a capacity that
 						 * a reconfigure lowered */
 	uint64_t res_consumed[RS_MAX_RESOURCES];
+	uint32_t resv;		/* the request reserved (reservation.c) */
+	uint32_t resv_passed;	/* others released since it was */
 	/* mqos: one sub-scheduler per resource */
 	struct {
 		uint32_t head, tail, len;	/* its classes; head = pointer */
@@ -568,6 +573,7 @@ uint32_t rs_select_next(struct rs_sched *s);	/* dequeue next or RS_NIL */
 int rs_res_reserve(struct rs_sched *s, uint32_t cap, bool nres);
 void rs_res_set(struct rs_sched *s, uint32_t r, const uint32_t *cost);	/* s->cost */
 uint32_t rs_res_cost(const struct rs_sched *s, uint32_t r, unsigned i);
+bool rs_res_managed(const struct rs_sched *s, unsigned i);
 bool rs_res_fits(const struct rs_sched *s, uint32_t r);
 void rs_res_take(struct rs_sched *s, uint32_t r);
 void rs_res_give(struct rs_sched *s, uint32_t r);	/* RS_RF_HOLDS_RES */
@@ -575,6 +581,10 @@ void rs_res_reconfigured(struct rs_sched *s);
 unsigned rs_res_tendency(const struct rs_sched *s, uint32_t r);
 double rs_res_dominant(const struct rs_sched *s, uint32_t r);
 double rs_res_share(const struct rs_sched *s, uint32_t c);
+
+/* reservation.c: may a request take its resources now */
+bool rs_resv_admit(struct rs_sched *s, uint32_t r);
+void rs_resv_forget(struct rs_sched *s, uint32_t r);
 
 /* mqos.c, sqos.c, drf.c */
 extern const struct rs_policy_ops rs_mqos_ops;

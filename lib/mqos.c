@@ -15,8 +15,9 @@
  * (lazily here: a round counter per resource, and per class the rounds
  * already credited). The head request r of the class at the pointer goes
  * when
- *   - every resource has room for it (RAC_i >= cost_i, resources.c), and
- *   - its class has DC_cj >= cost_j;
+ *   - its class has DC_cj >= cost_j (or it is the reserved request), and
+ *   - every resource has room for it (RAC_i >= cost_i, resources.c), with
+ *     the room of a reserved request kept (reservation.c);
  * it then takes cost_i from every DC_ci of its class - the other
  * sub-schedulers' counters too - and, when released, from every RAC. The
  * sub-scheduler keeps serving that class until its sub-queue empties or a
@@ -37,11 +38,17 @@
  *    the scenario's open load bronze sent 0 of its disk- and 0 of its
  *    bandwidth-heavy requests; with the own check every resource is split
  *    within 4 % of 6:3:1);
- *  - a head that does not fit the RACs keeps the pointer (the paper moves
- *    it on): moving on completes rounds, and so hands out quanta, while
- *    the server is full, and the weights fade exactly when the server is
- *    the bottleneck. The sub-scheduler waits for the resources, as DRR on
- *    a link waits for the line; the other sub-schedulers may still send;
+ *  - a head with the deficit that does not fit the RACs keeps the pointer
+ *    (the paper moves it on): moving on completes rounds, and so hands out
+ *    quanta, while the server is full, and the weights fade exactly when
+ *    the server is the bottleneck. The sub-scheduler waits for the
+ *    resources, as DRR on a link waits for the line; the other
+ *    sub-schedulers may still send, beside it once its reservation holds
+ *    (reservation.c: after 4 of their releases; without it a media file
+ *    costing 100 % of the bandwidth never went while CGI pages holding 4 %
+ *    kept going). The deficit is checked first, so the reserved request is
+ *    one the sub-scheduler would send, and it then goes without a second
+ *    check (the others' releases may have charged its class's DC_cj);
  *  - a sub-scheduler whose whole list is short of deficit adds at once the
  *    rounds its nearest head needs (as drr.c's skip_rounds);
  *  - a class whose queues all empty keeps its debts and loses its credit
@@ -164,9 +171,9 @@ static enum visit sub_scheduler(struct rs_sched *s, unsigned j, uint32_t *c)
 		uint32_t r = k->q[j].head;
 		unsigned i;
 
-		if (!rs_res_fits(s, r))
-			return NO_ROOM;
-		if (rs_res_cost(s, r, j) <= *deficit(s, *c, j)) {
+		if (r == s->resv || rs_res_cost(s, r, j) <= *deficit(s, *c, j)) {
+			if (!rs_resv_admit(s, r))
+				return NO_ROOM;
 			for (i = 0; i < s->cfg.nres; i++)
 				*deficit(s, *c, i) -= rs_res_cost(s, r, i);
 			k->next_sub = (uint8_t)j;
@@ -250,6 +257,7 @@ const struct rs_policy_ops rs_mqos_ops = {
 	.service_counter = false,
 	.per_user = false,
 	.resources = true,
+	.resv_passes = 4,
 	.ready = mqos_ready,
 	.empty = mqos_empty,
 	.pick = mqos_pick,

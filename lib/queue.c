@@ -40,6 +40,7 @@ void rs_q_unlink(struct rs_sched *s, uint32_t r)
 	struct rs_class *k = &s->cls[q->cls];
 	struct rs_subq *sq = &k->q[q->sub];
 
+	rs_resv_forget(s, r);
 	rs_list_cut(SUBQ(s), &sq->head, &sq->tail, r);
 	if (--sq->len == 0) {
 		if (q->sub < 2)		/* DRR-SFF: empty group resets DC */

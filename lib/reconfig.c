@@ -269,6 +269,7 @@ static void rebuild_queues(struct rs_sched *s, bool old_sff, rs_time_ns now)
 	unsigned i;
 	uint32_t r;
 
+	s->resv = RS_NIL;
 	if (s->pol->rebuild)
 		s->pol->rebuild(s);
 	s->rr_head = s->rr_tail = RS_NIL;

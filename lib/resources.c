@@ -6,7 +6,8 @@
  * cfg.nres resources, resource i of capacity cfg.res_capacity[i] units.
  * A request carries cost[i] units of each (rs_enqueue_cost()); under a
  * policy with ops->resources (mqos, sqos, drf) it goes only when every
- * resource the policy manages has room for it (rs_res_fits), takes its
+ * resource the policy manages has room for it (rs_res_fits, and beside a
+ * reserved request: reservation.c's rs_resv_admit), takes its
  * cost when it is released (rs_res_take: RAC_i -= cost_i) and gives it back
  * at its end (rs_res_give: RAC_i += cost_i). RAC_i = capacity_i - used_i.
  * sqos manages only cfg.sqos_resource (the paper's single-resource
@@ -63,7 +64,7 @@ void rs_res_set(struct rs_sched *s, uint32_t r, const uint32_t *cost)
 }
 
 /* Resource i is one the policy manages. */
-static bool managed(const struct rs_sched *s, unsigned i)
+bool rs_res_managed(const struct rs_sched *s, unsigned i)
 {
 	return s->cfg.policy != RS_POLICY_SQOS || i == s->cfg.sqos_resource;
 }
@@ -84,7 +85,7 @@ bool rs_res_fits(const struct rs_sched *s, uint32_t r)
 	for (i = 0; i < s->cfg.nres; i++) {
 		uint64_t c = rs_res_cost(s, r, i);
 
-		if (c && managed(s, i) &&
+		if (c && rs_res_managed(s, i) &&
 		    s->res_used[i] + c > s->cfg.res_capacity[i])
 			return false;
 	}
@@ -99,7 +100,7 @@ void rs_res_take(struct rs_sched *s, uint32_t r)
 	unsigned i;
 
 	for (i = 0; i < RS_MAX_RESOURCES; i++) {
-		uint32_t c = i < s->cfg.nres && managed(s, i) ?
+		uint32_t c = i < s->cfg.nres && rs_res_managed(s, i) ?
 			     rs_res_cost(s, r, i) : 0;
 
 		s->cost[r][i] = c;

@@ -5,7 +5,9 @@
  * resource's availability counter gates the releases (resources.c). The
  * other resources are neither checked nor held: the paper's point is that
  * they then idle, or overload, while the scheduled one is full.
- * The round itself is drr.c's.
+ * The round itself is drr.c's: a head without room keeps the pointer and
+ * is the reserved request (reservation.c), and nothing else goes until it
+ * fits.
  */
 #include "internal.h"
 

@@ -57,7 +57,12 @@
  *     class, equal the model's: each release takes its cost once, each end
  *     gives back exactly what was taken;
  *   - after the drain every resource is back to 0 in use (RACs at 100 %),
- *     also those a reconfigure took out of the configuration.
+ *     also those a reconfigure took out of the configuration;
+ *   - the reservation (reservation.c, white box): the reserved request is
+ *     queued; once its reservation holds, every request released took
+ *     only room left beside it, and when a call returns it is not still
+ *     queued with room for it and room in the window; every queued
+ *     request is released in the drain (no arrivals: liveness).
  *
  * Usage: random_invariants [SEQUENCES [SEED]]   (default 1000000, 1)
  */
@@ -199,6 +204,29 @@ static uint64_t capacity(const struct world *w, unsigned i)
 	return i < w->cfg.nres ? w->cfg.res_capacity[i] : 0;
 }
 
+/* White box (reservation.c): request r, just released, is not the
+ * reserved request; once the reservation holds (more than resv_passes
+ * releases of others since it was made, this one counted) r must have
+ * fitted beside it on every resource r took. */
+static void check_beside(struct world *w, const struct sreq *r)
+{
+	const struct rs_sched *s = w->s;
+	uint32_t h = s->resv;
+	unsigned i;
+
+	if (h == RS_NIL || s->resv_passed <= s->pol->resv_passes)
+		return;
+	if (s->req[h].state != RS_ST_QUEUED)
+		FAIL(w, "the reserved request is not queued");
+	for (i = 0; i < w->cfg.nres; i++)
+		if (r->took[i] && w->used[i] + rs_res_cost(s, h, i) >
+				  capacity(w, i))
+			FAIL(w, "released into the room of the reserved request:"
+			     " resource %u in use %" PRIu64 " + its %u > %"
+			     PRIu64, i, w->used[i], rs_res_cost(s, h, i),
+			     capacity(w, i));
+}
+
 /* Request r is released: under a multi-resource policy it takes its cost
  * (clamped to the capacity) of each resource the policy manages, which
  * must have had room. */
@@ -222,6 +250,7 @@ static void take_resources(struct world *w, struct sreq *r)
 		w->used[i] += c;
 		w->consumed[i] += c;
 	}
+	check_beside(w, r);
 }
 
 /* Request r ends: what it took goes back. */
@@ -438,6 +467,24 @@ static void check_pacer(struct world *w)
 			     s->cls[c].npresent, npres[c]);
 }
 
+/* Liveness of the reservation (white box): after a public call returns,
+ * a reserved request whose reservation holds and that has room is not
+ * left queued while the window has room (it goes in the burst of
+ * releases in which it first fits, however many requests arrive). */
+static void check_reserved(struct world *w, const struct rs_stats *st)
+{
+	const struct rs_sched *s = w->s;
+
+	if (s->resv == RS_NIL || !res_policy(w->cfg.policy) ||
+	    s->resv_passed < s->pol->resv_passes)
+		return;
+	if (s->req[s->resv].state != RS_ST_QUEUED)
+		FAIL(w, "the reserved request is not queued");
+	if (rs_res_fits(s, s->resv) && (double)st->W + 1 <= st->W_max)
+		FAIL(w, "the reserved request fits and is still queued (W %u "
+		     "W+ %.2f)", st->W, st->W_max);
+}
+
 /* Model and library agree on every counter the caller can see. */
 /* in_use and consumed, global and per class, against the model. */
 static void check_resources(struct world *w)
@@ -544,6 +591,7 @@ static void check(struct world *w)
 			     cs.bytes, w->cbytes[w->cls[c]]);
 	}
 	check_resources(w);
+	check_reserved(w, &st);
 	check_pacer(w);
 }
 

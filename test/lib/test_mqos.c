@@ -314,6 +314,90 @@ START_TEST(drf_one_request_fills_the_server)
 }
 END_TEST
 
+/*
+ * The reservation (reservation.c): capacities 100; gold's small requests S
+ * = (50, 0, 1) fill the cpu two at a time and hold 1 % of the bandwidth,
+ * bronze's media file M = (0, 0, 100) needs the whole bandwidth. S1 S2
+ * go, M has no room (bw 2) and is reserved. Then a stream: each step a new
+ * S arrives and the older S in service ends. The first `passes` steps (the
+ * policy's ops->resv_passes: mqos 4, drf 0) the new S goes (cpu 50 + 50,
+ * bw 1 + 1); at the next one it waits, as it does not fit beside M (bw 1 +
+ * 100 + 1); at the one after the last S holding bandwidth ends and M goes,
+ * the two waiting S behind it. Before the reservation every new S went and
+ * M never did.
+ */
+static void stream(enum rs_policy p)
+{
+	static const uint32_t S[3] = { 50, 0, 1 }, M[3] = { 0, 0, 100 };
+	struct rs_config cfg = res_cfg(p);
+	struct rec *rec = calloc(1, sizeof(*rec));
+	struct rs_sched *s = rs_new(&cfg, rec_release, rec);
+	int k, passes = p == RS_POLICY_MQOS ? 4 : 0;
+	rs_id m, old;
+
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(rs_class_add(s, "gold", 6), GOLD);
+	ck_assert_int_eq(rs_class_add(s, "silver", 3), SILVER);
+	ck_assert_int_eq(rs_class_add(s, "bronze", 1), BRONZE);
+	enq_cost(s, GOLD, S, 0);
+	enq_cost(s, GOLD, S, 0);
+	m = enq_cost(s, BRONZE, M, 0);
+	ck_assert_int_eq(rec->n, 2);
+	for (k = 0; k < passes + 2; k++) {
+		old = rec->id[k];	/* the older S in service */
+		enq_cost(s, GOLD, S, k + 1);
+		ck_assert_int_eq(rs_on_end(s, old, false, k + 1), 0);
+		ck_assert_int_eq(rec->n, k < passes ? 3 + k :
+				 k == passes ? 2 + passes : 3 + passes);
+	}
+	ck_assert(rec->id[2 + passes] == m);
+	expect_in_use(s, -1, 0, 0, 100);
+	ck_assert_int_eq(rs_on_end(s, m, false, k + 1), 0);
+	ck_assert_int_eq(rec->n, 5 + passes);
+	end_all(s, rec, 3 + passes);
+	rs_free(s);
+	free(rec);
+}
+
+START_TEST(reservation_mqos) { stream(RS_POLICY_MQOS); }
+END_TEST
+START_TEST(reservation_drf) { stream(RS_POLICY_DRF); }
+END_TEST
+
+/*
+ * drf: a head without room no longer stops everything. Capacities 100;
+ * gold's S = (50, 0, 1) twice (used 100, 0, 2); bronze's M = (0, 0, 100)
+ * is at the top (key 0) without room: reserved; a fourth class's photo P
+ * = (0, 50, 0) (weight 1, after bronze in the tie) needs nothing M needs
+ * and goes. Before, nothing went until an end (0.4 of every resource on
+ * the testbed with 100-% costs).
+ */
+START_TEST(drf_reserved_head_lets_others_go)
+{
+	static const uint32_t S[3] = { 50, 0, 1 }, M[3] = { 0, 0, 100 },
+			      P[3] = { 0, 50, 0 };
+	struct rs_config cfg = res_cfg(RS_POLICY_DRF);
+	struct rec rec = { 0 };
+	struct rs_sched *s = rs_new(&cfg, rec_release, &rec);
+	rs_id ph;
+
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(rs_class_add(s, "gold", 6), GOLD);
+	ck_assert_int_eq(rs_class_add(s, "silver", 3), SILVER);
+	ck_assert_int_eq(rs_class_add(s, "bronze", 1), BRONZE);
+	ck_assert_int_eq(rs_class_add(s, "photo", 1), FILL);
+	enq_cost(s, GOLD, S, 0);
+	enq_cost(s, GOLD, S, 0);
+	enq_cost(s, BRONZE, M, 0);
+	ck_assert_int_eq(rec.n, 2);
+	ph = enq_cost(s, FILL, P, 0);
+	ck_assert_int_eq(rec.n, 3);
+	ck_assert(rec.id[2] == ph);
+	expect_in_use(s, -1, 100, 50, 2);
+	rs_free(s);
+}
+END_TEST
+
 /* Weighted shares over a long backlog: every class keeps 100 requests of
  * each kind queued (C C D B: more cpu) - a request that ends is replaced
  * by one of the same class and kind -, capacities 1,000 (about 60
@@ -521,6 +605,9 @@ Suite *suite_mqos(void)
 	tcase_add_test(tc, sqos_example);
 	tcase_add_test(tc, drf_example);
 	tcase_add_test(tc, drf_one_request_fills_the_server);
+	tcase_add_test(tc, reservation_mqos);
+	tcase_add_test(tc, reservation_drf);
+	tcase_add_test(tc, drf_reserved_head_lets_others_go);
 	tcase_add_test(tc, shares_mqos);
 	tcase_add_test(tc, shares_sqos);
 	tcase_add_test(tc, shares_drf);
