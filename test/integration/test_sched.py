@@ -10,7 +10,7 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Dict, List
+from typing import Callable, Dict, List
 
 import pytest
 
@@ -138,6 +138,36 @@ def _two_class_squid(squid_factory, window: str = "fixed 2", policy: str = "msf"
         acls += f"acl blk_src src {BLOCK_SRC}\n"
     return squid_factory(acls=acls, sched=sched_conf(window=window, policy=policy, classes=classes,
                                                      access=access, more=more))
+
+
+def read_until_closed(s: socket.socket) -> bytes:
+    """Everything the peer writes on s until it closes (s closed then)."""
+    got = b""
+    with s:
+        while True:
+            c = s.recv(65536)
+            if not c:
+                return got
+            got += c
+
+
+def assert_closed_at_queue_timeout(sq: h.Squid, s: socket.socket, t0: float,
+                                   server_accepted: Callable[[], int],
+                                   blocker: h.Background) -> float:
+    """A forced tunnel queued behind `fixed 1` held by a 4 s blocker, with a
+    1 s queue timeout: its client connection is closed with nothing written
+    (no HTTP 503 in a protocol that is not HTTP), the server is never
+    contacted, and only the blocker was released. Returns the wait (s)."""
+    got = read_until_closed(s)
+    waited = time.monotonic() - t0
+    assert got == b"", f"bytes written into the client's stream: {got[:200]!r}"
+    assert 0.9 <= waited < 3.5, f"closed after {waited:.2f}s (queue timeout 1 s, blocker 4 s)"
+    assert server_accepted() == 0
+    assert blocker.join(10)[0].ok
+    rp = idle(sq)
+    assert_balanced(rp)
+    assert rp.g("timeouts") == 1 and rp.g("released") == 1, rp.text
+    return waited
 
 
 def _block_window(sq: h.Squid, origin, n: int, hold_ms: int, src: str = OTHER_SRC) -> h.Background:
