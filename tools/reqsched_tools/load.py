@@ -417,7 +417,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         ap.error("--max-conns must be >= 1")
     if getattr(args, "procs", 1) < 1 or getattr(args, "procs", 1) > 1 and args.worker:
         ap.error("--procs must be >= 1 (and is not given to a --worker)")
-    if getattr(args, "hosts", None):
+    if hasattr(args, "procs") and args.hosts:          # sessions (tsung has its own --hosts)
         if args.procs > 1 or args.worker:
             ap.error("--hosts gives the worker processes: not with --procs")
         args.procs = len(args.hosts)
