@@ -118,7 +118,8 @@ cache_mem 0 MB
 shutdown_lifetime 0 seconds
 dns_nameservers 127.0.0.1
 max_filedescriptors 16384
-http_access allow localhost
+acl rs_loopback src 127.0.0.0/8
+http_access allow rs_loopback
 http_access deny all
 {self.scheduler_conf}""")
 

@@ -19,6 +19,12 @@ item 5)
          generator keeps up they grow with U; a saturated core bends them),
          the C engine with the largest U, then the Python engine's rows: the
          largest U over 2 processes and by Tsung (both ways).
+  squid  through the patched Squid (--squid; one worker on CPU 1 beside
+         nginx, scheduler on, msf, a link far above the load, cache off, as
+         test/squid/bench_overhead.py runs it): wrk's rate through it with
+         200 connections (the ceiling), then the C engine's 200 backlogged users and largest U
+         think-time users; the generator is not the bottleneck when it gets
+         what wrk gets.
 
 nginx answers every request with the same 1,000 bytes (`return 200`); the
 generator sends absolute-form requests to it as to a proxy. nginx is pinned
@@ -27,7 +33,7 @@ reqsched-load process that draws the plan and the engine both); --procs N
 and Tsung run on both CPUs. Prints one line per run; Tsung rows need tsung,
 the ceiling wrk. Usage: bench_load.py [--seconds S] [--c-users N,N]
 [--c-procs N,N] [--rate-users N,N] [--think-users U,U] [--procs N,N]
-[--think-procs N,N] [--no-tsung] [--no-python]
+[--think-procs N,N] [--no-tsung] [--no-python] [--squid PATH | --no-squid]
 (the think-time runs last max(S, 30) s, 10 s of it a ramp-up)."""
 from __future__ import annotations
 
@@ -47,6 +53,10 @@ from reqsched_tools.monitor import tree_cpu_seconds
 from reqsched_tools.nginx import NginxOrigin, nginx_installed
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(TOP, "test", "squid"))
+from bench_overhead import SCHEDULER_CONF, Squid, wrk, wrk_script  # noqa: E402
+
+PATCHED_SQUID = os.path.join(TOP, "build", "squid", "sbin", "squid")
 LOAD = os.path.join(TOP, "build", "bin", "reqsched-load")
 BODY = "x" * 1000
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -83,16 +93,18 @@ LOCAL_RSH = '#!/bin/sh\nshift\nexec sh -c "$*"\n'
 
 def run_load(d: str, port: int, users: int, seconds: float, think: bool, procs: int = 0,
              engine: str = "sessions", dump: bool = True, own_vm: bool = False,
-             ceng: str = "python") -> str:
+             ceng: str = "python", squid: Squid | None = None) -> str:
     """One run; procs 0: one generator process pinned to CPU 0, N: N processes
     (--procs N) on both CPUs, shared with nginx; engine tsung: Tsung
-    (reqsched-load tsung, Erlang on both CPUs); ceng: sessions --engine."""
-    tag = f"{users}-{int(think)}-{procs}-{engine}-{int(dump)}-{int(own_vm)}-{ceng}"
+    (reqsched-load tsung, Erlang on both CPUs); ceng: sessions --engine;
+    squid: the requests go through it to nginx (else to nginx as a proxy)."""
+    tag = f"{users}-{int(think)}-{procs}-{engine}-{int(dump)}-{int(own_vm)}-{ceng}-{int(bool(squid))}"
     out = os.path.join(d, f"out-{tag}")
     os.makedirs(out)
     prof = profile(d, port, users, seconds, think)
     pin = ["taskset", "-c", "0"] if procs == 0 and engine == "sessions" else []
-    argv = pin + [LOAD, engine, prof, "--proxy", f"127.0.0.1:{port}", "--out", out,
+    argv = pin + [LOAD, engine, prof, "--proxy", f"127.0.0.1:{squid.port if squid else port}",
+                  "--out", out,
                   "--no-plots", "--timeout", "10"]
     argv += ["--progress-s", "1000", "--engine", ceng] if engine == "sessions" else []
     argv += ["--procs", str(procs)] if procs else []
@@ -131,6 +143,7 @@ def run_load(d: str, port: int, users: int, seconds: float, think: bool, procs: 
     how = (f"Tsung{', client VM of its own' if own_vm else ''}"
            f"{'' if dump else ' without its per-request log'}" if engine == "tsung" else
            f"{ceng} engine, " + (f"--procs {procs}, both CPUs" if procs else "1 process on CPU 0"))
+    how += ", through the patched Squid" if squid else ""
     shutil.rmtree(out)
     done = max(rep["completed"], 1)
     own = (f", the C engine's own {rep['engine_cpu_s'] / done * 1e6:.0f}"
@@ -147,6 +160,30 @@ def run_wrk(port: int, seconds: float) -> str:
                         f"http://127.0.0.1:{port}/"], capture_output=True, text=True, check=True)
     rate = [ln.split()[1] for ln in r.stdout.splitlines() if ln.startswith("Requests/sec")]
     return f"   100 connections, wrk on CPU 0: {float(rate[0]):8.0f} transactions/s (ceiling)"
+
+
+def run_wrk_squid(d: str, port: int, squid: Squid, seconds: float) -> str:
+    """wrk (1 thread, 200 connections: as many as the backlogged users) on
+    CPU 0 through Squid: its ceiling."""
+    r = wrk(wrk_script(d, f"http://127.0.0.1:{port}/", True), squid, seconds, 200)
+    rate = r["requests"] / (r["duration_us"] / 1e6)
+    return (f"   200 connections, wrk on CPU 0, through the patched Squid: {rate:8.0f} "
+            f"transactions/s (ceiling), {r['errors'] + r['status_errors']} errors")
+
+
+def squid_rows(d: str, port: int, binary: str, seconds: float, think_users: int) -> None:
+    """The rows through the patched Squid (one worker on CPU 1)."""
+    os.chmod(d, 0o755)                           # Squid's kids run as nobody
+    sq = Squid("patched", binary, d, 1, SCHEDULER_CONF.format(link_mbit=10000))
+    sq.start()
+    try:
+        print(run_wrk_squid(d, port, sq, seconds), flush=True)
+        print(run_load(d, port, 200, seconds, False, ceng="c", squid=sq), flush=True)
+        if think_users:
+            print(run_load(d, port, think_users, max(seconds, 30), True, ceng="c", squid=sq),
+                  flush=True)
+    finally:
+        sq.stop()
 
 
 def ints(text: str) -> list[int]:
@@ -166,6 +203,9 @@ def main() -> int:
     ap.add_argument("--think-procs", default="2", help="--procs N rows of the largest "
                     "--think-users")
     ap.add_argument("--no-tsung", action="store_true", help="no Tsung rows")
+    ap.add_argument("--squid", default=PATCHED_SQUID, help="the patched Squid of the rows "
+                    "through it (default: the build tree's)")
+    ap.add_argument("--no-squid", action="store_true", help="no rows through Squid")
     args = ap.parse_args()
     if not nginx_installed() or not os.access(LOAD, os.X_OK):
         sys.exit("bench_load: needs nginx (nginx-light) and build/bin/reqsched-load (make tools)")
@@ -183,6 +223,10 @@ def main() -> int:
         big = max(ints(args.think_users) or [0])
         if big:
             print(run_load(d, ng.port, big, think, True, ceng="c"), flush=True)
+        if not args.no_squid:
+            if not os.access(args.squid, os.X_OK):
+                sys.exit(f"bench_load: {args.squid} missing (make squid, or --no-squid)")
+            squid_rows(d, ng.port, args.squid, args.seconds, big)
         if args.no_python:
             return 0
         for n in ints(args.rate_users):
