@@ -10,13 +10,16 @@ is absent; make check-protocols runs them):
   the scheduler like any CONNECT. Its slot, its bytes, and a queue timeout,
   which must close the connection without writing HTTP into the TLS stream
   (patch 32).
+- SslBump bump (`ssl_bump bump all`): the requests inside the decrypted
+  stream are scheduled like plain HTTP, and a queue timeout answers them
+  with Squid's HTTP error inside that stream.
 - ICAP RESPMOD (respmod_precache, a minimal ICAP server in this file that
   echoes the response after a delay): whether the window slot stays held
   while the service holds the virgin body.
 
 The TLS origin uses a self-signed certificate made at test time with
 openssl; the same certificate is the ssl-bump port's (it never signs
-anything: peek and splice only)."""
+anything: peek and splice, and bump with that certificate as it is)."""
 from __future__ import annotations
 
 import socket
@@ -251,6 +254,135 @@ def test_splice_after_a_step2_peek_is_counted_never_queued(tls_squid, tls_origin
     assert nbytes < rp.c("a", "foreign_bytes") < nbytes + 16384, rp.text
     print(f"step-3 splice: {got} bytes in {took:.2f}s beside the blocker, foreign_bytes "
           f"{rp.c('a', 'foreign_bytes'):.0f}, released {rp.g('released'):.0f}")
+
+
+# --------------------------------------------------------------------------
+# SslBump bump: the requests inside the decrypted stream
+# --------------------------------------------------------------------------
+class TlsHttpOrigin(LoopbackServer):
+    """An HTTPS origin on 127.0.0.1: after the handshake it reads one request
+    head and answers 200 with `nbytes` of body at `rate_bps`, then closes.
+    `requests` counts the requests it answered."""
+
+    def __init__(self, pem: Path, nbytes: int, rate_bps: float):
+        self.ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.ctx.load_cert_chain(str(pem))
+        self.nbytes, self.rate_bps = nbytes, rate_bps
+        self.accepted = self.requests = 0
+        super().__init__()
+
+    def _accepted(self, c: socket.socket) -> None:
+        self.accepted += 1
+        threading.Thread(target=self._serve, args=(c,), daemon=True).start()
+
+    def _serve(self, c: socket.socket) -> None:
+        try:
+            c.settimeout(30)
+            with self.ctx.wrap_socket(c, server_side=True) as t:
+                head = b""
+                while b"\r\n\r\n" not in head:
+                    chunk = t.recv(4096)
+                    if not chunk:
+                        return
+                    head += chunk
+                self.requests += 1
+                t.sendall(f"HTTP/1.1 200 OK\r\nContent-Length: {self.nbytes}\r\n"
+                          "Content-Type: application/octet-stream\r\nConnection: close\r\n\r\n".encode())
+                h.send_paced(t.send, self.nbytes, b"b" * 16384, self.rate_bps, lambda: self._stop)
+        except OSError:
+            pass
+        finally:
+            c.close()
+
+
+def bumped_get(port: int, target_port: int) -> Tuple[bytes, int]:
+    """CONNECT on the ssl-bump port, TLS with Squid (its static certificate),
+    then one GET to the origin inside the decrypted stream; returns the
+    answer's status line and the bytes of its body."""
+    s, head = connect_through(port, target_port)
+    assert head.startswith(b"HTTP/1.1 200"), head
+    with _client_ctx().wrap_socket(s, server_hostname="127.0.0.1") as t:
+        t.settimeout(20)
+        t.sendall(f"GET /bumped HTTP/1.1\r\nHost: 127.0.0.1:{target_port}\r\n"
+                  "Connection: close\r\n\r\n".encode())
+        answer = b""
+        while c := t.recv(65536):
+            answer += c
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return head.split(b"\r\n")[0], len(body)
+
+
+def bump_all_conf(cert: Path, port: int) -> str:
+    """Bump every CONNECT at step 1 with the port's own certificate (no
+    certificate generation, so no helper); the origin's self-signed
+    certificate is not verified."""
+    return (f"http_port 127.0.0.1:{port} ssl-bump tls-cert={cert} "
+            "generate-host-certificates=off\n"
+            "tls_outgoing_options flags=DONT_VERIFY_PEER\n"
+            "ssl_bump bump all\n")
+
+
+BUMPED_BYTES = 300_000
+
+
+def test_bumped_request_is_scheduled_like_plain_http(tls_squid, origin, cert):
+    """`ssl_bump bump all`: Squid answers the CONNECT itself and decrypts the
+    stream; the GET inside it is forwarded over a new TLS connection to the
+    origin, through the scheduler like any plain request. With `fixed 1`
+    held by a 2 s blocker the bumped GET waits in the queue (the origin
+    sees nothing yet), is released when the blocker ends, and its body is
+    charged to its class; the CONNECT is not scheduled (2 released: the
+    blocker and the GET)."""
+    bump = free_port()
+    sq = tls_squid(sched=sched_conf(window="fixed 1", more="request_sched_tunnels schedule"),
+                   extra=bump_all_conf(cert, bump))
+    org = TlsHttpOrigin(cert, BUMPED_BYTES, 0)
+    try:
+        blocker = _block_window(sq, origin, 1, 2000)
+        wait_until(lambda: sq.report().g("W") == 1, 5, what="the blocker to hold the one slot")
+        get = Background([lambda: bumped_get(bump, org.port)])
+        wait_until(lambda: sq.report().g("queued") == 1, 5, what="the bumped GET to wait in the queue")
+        assert org.accepted == 0, "the bumped GET reached the origin while queued"
+        (status, got), = get.join(30)
+        assert blocker.join(10)[0].ok
+    finally:
+        org.stop()
+    assert status.startswith(b"HTTP/1.1 200") and got == BUMPED_BYTES, (status, got)
+    assert org.requests == 1
+    rp = idle(sq)
+    assert_balanced(rp)
+    assert rp.g("released") == 2, rp.text
+    charged = rp.c("a", "bytes")
+    assert BUMPED_BYTES < charged < BUMPED_BYTES + 2000, f"charged {charged:.0f}:\n{rp.text}"
+    print(f"bumped GET: queued behind the blocker, then {got} bytes; released "
+          f"{rp.g('released'):.0f}, charged {charged:.0f} bytes")
+
+
+def test_queued_bumped_request_gets_an_http_error_inside_tls(tls_squid, origin, cert):
+    """The same with a 1 s queue timeout and a 4 s blocker: the bumped GET
+    times out in the queue and gets Squid's HTTP 503 inside the decrypted
+    stream (which, unlike a spliced or forced tunnel, carries HTTP); the
+    origin never sees a connection."""
+    bump = free_port()
+    sq = tls_squid(sched=sched_conf(window="fixed 1", more="request_sched_queue_timeout 1 second"),
+                   extra=bump_all_conf(cert, bump))
+    org = TlsHttpOrigin(cert, BUMPED_BYTES, 0)
+    try:
+        blocker = _block_window(sq, origin, 1, 4000)
+        wait_until(lambda: sq.report().g("W") == 1, 5, what="the blocker to hold the one slot")
+        t0 = time.monotonic()
+        status, _ = bumped_get(bump, org.port)
+        waited = time.monotonic() - t0
+        assert blocker.join(10)[0].ok
+    finally:
+        org.stop()
+    assert status.startswith(b"HTTP/1.1 503"), status
+    assert 0.9 < waited < 3.5, f"answered after {waited:.2f}s"
+    assert org.accepted == 0
+    rp = idle(sq)
+    assert_balanced(rp)
+    assert rp.g("timeouts") == 1 and rp.g("released") == 1, rp.text
+    print(f"queued bumped GET: {status.decode()} after {waited:.2f}s")
 
 
 # --------------------------------------------------------------------------
