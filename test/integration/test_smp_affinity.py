@@ -13,6 +13,8 @@ Which worker served a request: each kid writes an access log of its own
 (`kid${process_number}.log`)."""
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Dict, List, Set
@@ -131,6 +133,48 @@ def test_without_affinity_an_address_reaches_several_workers(squid_factory, orig
     print("kids by address:", {s: sorted(k) for s, k in by_src.items()})
     assert any(len(kids) == 2 for kids in by_src.values()), by_src
     assert ON_LINE not in log
+
+
+# joins the port's SO_REUSEPORT group (the kernel groups only sockets of one
+# uid: Squid opens its listening sockets as root), accepts nothing, leaves
+# when stdin closes
+GROUP_MEMBER = """
+import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen()
+print("listening", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_reconfigure_to_none_takes_the_steering_off(squid_factory, origin):
+    """src, then `squid -k reconfigure` with none. Each worker closes its
+    socket and opens a new one; a group that some socket outlives (here a
+    third member that accepts nothing, as a worker that has not closed yet
+    would) keeps its program unless a worker detaches it. After the third
+    member left, one address's connections spread over both workers again.
+    (Without it the group dies with the workers' sockets and the program
+    with it: the detach is what this test checks.)"""
+    with QueuesSquid(squid_factory, 2, "src") as smp:
+        before = _wait_logged(smp, _many_connections(smp.port, origin, "before", 12))
+        member = subprocess.Popen([sys.executable, "-c", GROUP_MEMBER, str(smp.port)],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            assert member.stdout is not None and member.stdout.readline().strip() == "listening"
+            smp.sq.sched = smp.sq.sched.replace("request_sched_smp_affinity src", "request_sched_smp_affinity none")
+            smp.sq.write_config()
+            assert smp.sq.reconfigure().returncode == 0
+            wait_until(lambda: smp.sq.cache_log().count("connections at conn") >= 2 * smp.listeners, 20,
+                       what="every worker listening again after the reconfigure")
+            time.sleep(0.5)     # the workers' calls after listen()
+        finally:
+            member.communicate(timeout=10)
+        after = _wait_logged(smp, _many_connections(smp.port, origin, "after", 12))
+    print("before:", {s: sorted(k) for s, k in before.items()}, "after:", {s: sorted(k) for s, k in after.items()})
+    assert all(len(kids) == 1 for kids in before.values()), before
+    assert any(len(kids) == 2 for kids in after.values()), after
 
 
 def test_warns_without_worker_queues(squid_factory):
