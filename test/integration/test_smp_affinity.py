@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Dict, List, Set
+from typing import Dict, Set, Tuple
 
 import pytest
 
@@ -43,6 +43,7 @@ class QueuesSquid:
         self.port = free_port()
         self.workers = workers
         self.listeners = workers * (2 if queues else 1)   # the shared port, the queues port
+        self.steered = workers if queues and affinity == "src" else 0
         self.sq = squid_factory(start=False, acls=acls,
                                 sched=sched_conf(policy="msf", classes=classes, access=access,
                                                  more=f"request_sched_smp_affinity {affinity}\n" + more))
@@ -55,8 +56,9 @@ class QueuesSquid:
 
     def __enter__(self) -> "QueuesSquid":
         self.daemon.start()
-        # every worker listens on every port (and has steered its socket)
-        wait_until(lambda: self.sq.cache_log().count("connections at conn") >= self.listeners, 20,
+        # every worker listens on every port and has steered its socket
+        wait_until(lambda: self.sq.cache_log().count("connections at conn") >= self.listeners and
+                   self.sq.cache_log().count(ON_LINE) >= self.steered, 20,
                    what="every worker's listening sockets")
         wait_until(lambda: len(self.pages()) == self.workers, 20, what="every worker's report page")
         return self
@@ -68,15 +70,15 @@ class QueuesSquid:
         return {kid: p for kid, p in parse_mgr_kids(self.sq.mgr("request_sched")).items()
                 if kid <= self.workers}
 
-    def kids_by_src(self, urls: Set[str]) -> Dict[str, Set[int]]:
-        """Client address -> the kids that logged one of urls."""
-        out: Dict[str, Set[int]] = {}
+    def logged(self, urls: Set[str]) -> Dict[str, Tuple[str, int]]:
+        """URL -> (client address, kid) for the URLs of urls the kids logged."""
+        out: Dict[str, Tuple[str, int]] = {}
         for kid in range(1, self.workers + 1):
             log = Path(self.sq.dir) / f"kid{kid}.log"
             for ln in log.read_text().splitlines() if log.exists() else []:
                 f = ln.split()
                 if len(f) > 6 and f[6] in urls:
-                    out.setdefault(f[2], set()).add(kid)
+                    out[f[6]] = (f[2], kid)
         return out
 
 
@@ -95,14 +97,13 @@ def _many_connections(port: int, origin, tag: str, per_src: int) -> Set[str]:
 
 
 def _wait_logged(smp: QueuesSquid, urls: Set[str]) -> Dict[str, Set[int]]:
-    seen: List[Dict[str, Set[int]]] = []
-
-    def all_logged() -> bool:
-        seen.append(smp.kids_by_src(urls))
-        return len(seen[-1]) == len(SRCS)
-    wait_until(all_logged, 10, what="every address in the kids' access logs")
-    time.sleep(0.3)    # the last transactions' lines
-    return smp.kids_by_src(urls)
+    """Client address -> the kids that logged its requests of urls, once
+    every one of them is logged."""
+    wait_until(lambda: len(smp.logged(urls)) == len(urls), 10, what="every request in the kids' access logs")
+    by_src: Dict[str, Set[int]] = {}
+    for src, kid in smp.logged(urls).values():
+        by_src.setdefault(src, set()).add(kid)
+    return by_src
 
 
 @pytest.mark.parametrize("workers", [2, 4])
@@ -155,8 +156,8 @@ def test_reconfigure_to_none_takes_the_steering_off(squid_factory, origin):
     third member that accepts nothing, as a worker that has not closed yet
     would) keeps its program unless a worker detaches it. After the third
     member left, one address's connections spread over both workers again.
-    (Without it the group dies with the workers' sockets and the program
-    with it: the detach is what this test checks.)"""
+    (Without the third member the group dies with the workers' sockets,
+    and the program with it, whether or not they detach.)"""
     with QueuesSquid(squid_factory, 2, "src") as smp:
         before = _wait_logged(smp, _many_connections(smp.port, origin, "before", 12))
         member = subprocess.Popen([sys.executable, "-c", GROUP_MEMBER, str(smp.port)],
