@@ -69,6 +69,8 @@ GOOD_VARIANTS = {
                                                       "request_sched_pacing_idle_share keep"},
     "idle-share-lend": {"request_sched_tunnels count": "request_sched_tunnels count\n"
                                                       "request_sched_pacing_idle_share lend"},
+    "smp-affinity-none": {"request_sched_tunnels count": "request_sched_tunnels count\n"
+                                                         "request_sched_smp_affinity none"},
 }
 # the website gateway's policies with the server's resources (patch 35)
 RESOURCES = ("request_sched_resource cpu\nrequest_sched_resource disk 80%\n"
@@ -122,6 +124,7 @@ BAD = {
     "idle-share-missing": (None, "request_sched_pacing_idle_share", "request_sched_pacing_idle_share lend"),
     "idle-share-extra": (None, "request_sched_pacing_idle_share keep always",
                          "request_sched_pacing_idle_share keep"),
+    "smp-affinity-typo": (None, "request_sched_smp_affinity client", "request_sched_smp_affinity src"),
 }
 # what each multi-resource rejection must say besides the line number
 BAD_MESSAGE = {
@@ -135,6 +138,7 @@ BAD_MESSAGE = {
     "idle-share-typo": "unknown idle share 'kept' (use lend or keep)",
     "idle-share-missing": "missing idle share (lend or keep)",
     "idle-share-extra": "unexpected 'always'",
+    "smp-affinity-typo": "unknown SMP affinity 'client' (use src or none)",
 }
 
 

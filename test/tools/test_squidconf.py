@@ -46,6 +46,17 @@ def test_connect_acl_allows_the_tunnel_port(tmp_path):
     assert "request_scheduler off" in text
 
 
+def test_smp_workers_listen_with_worker_queues():
+    """With SMP workers every worker listens on a socket of its own
+    (worker-queues), which the patched Squid steers by client address; one
+    process keeps the plain port."""
+    smp = scenario.build({"classes": [{"name": "a", "weight": 1, "users": 1}], "proxy": {"workers": 2}})
+    lines = squidconf.base_conf(smp, "/run", "nobody", True)
+    assert "http_port 3128 worker-queues" in lines and "workers 2" in lines
+    assert "http_port 3128" in squidconf.base_conf(SC, "/run", "nobody", True)
+    assert not [x for x in squidconf.base_conf(SC, "/run", "nobody", True) if "worker" in x]
+
+
 def test_buffer_limit_bytes():
     assert netns.buffer_limit_bytes(2_000_000, 250) == 62_500
     assert netns.buffer_limit_bytes(2_000_000, 1000) == 250_000
