@@ -67,6 +67,7 @@ from reqsched_tools.paths import squid_state_dir
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CGROUP = "/sys/fs/cgroup/cpuacct"
 SQUID_USER = "nobody"
+SQUID_GROUP = "nogroup"
 
 WRK_SCRIPT = """\
 wrk.path = "{url}"
@@ -162,7 +163,7 @@ http_access deny all
             proc = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}",
                                      self.binary, "-N", "-n", self.service, "-f", self.conf],
                                     stdout=log, stderr=subprocess.STDOUT, user=SQUID_USER,
-                                    group="nogroup", extra_groups=[])
+                                    group=SQUID_GROUP, extra_groups=[])
         try:
             wait_port(self.port, f"squid {self.name} under callgrind", timeout=180, proc=proc)
         except BaseException:
@@ -315,7 +316,7 @@ def fetch(port: int, url: str, size: int, n: int, connections: int, keepalive: b
     `Connection: close` and the next opens a new connection). Raise unless
     every answer is 200 with size bytes."""
     errors: list[str] = []
-    headers = {} if keepalive else {"Connection": "close"}
+    headers: dict[str, str] = {} if keepalive else {"Connection": "close"}
 
     def client(count: int) -> None:
         conn = http.client.HTTPConnection(LOOPBACK, port, timeout=120)
@@ -363,7 +364,7 @@ def instructions_case(d: str, nginx: NginxOrigin, args: argparse.Namespace, size
     per_req: dict[str, float] = {}
     for name in INSTR_BUILDS:
         binary, sched = conf[name]
-        ir = {}
+        ir: dict[int, int] = {}
         for n in (args.requests, 2 * args.requests):
             sq = Squid(f"{name}-{tag}-{n}", binary, d, 1, sched, log_module="stdio")
             out_file = os.path.join(sq.dir, "callgrind.out")
@@ -383,6 +384,8 @@ def instructions_case(d: str, nginx: NginxOrigin, args: argparse.Namespace, size
 
 
 def instructions_table(results: dict[tuple[int, bool], dict[str, float]]) -> list[str]:
+    """The table --instructions prints: per case each build's instructions
+    per request and the ratios to stock."""
     lines = [f"{'size':>6} {'keep-alive':>10} | {'stock':>8} {'sched off':>9} {'patched':>8} | "
              f"{'off/stock':>9} {'patched/stock':>13} {'patched-stock':>13}"]
     for (size, ka), r in results.items():
