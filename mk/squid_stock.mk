@@ -9,13 +9,15 @@
 #   make squid-stock   fetch (cached download), configure, build, install
 #   make bench-squid   stock vs patched Squid on loopback with nginx and wrk
 #                      (test/squid/bench_overhead.py; README, "The two commands")
+#   make bench-squid-instructions  the same builds under callgrind: instructions
+#                      per request, exact and independent of the machine's load
 STOCK_DIR       := $(BUILD)/stock
 STOCK_SQUID_SRC := $(STOCK_DIR)/squid-src/squid-$(SQUID_VERSION)
 STOCK_SQUID     := $(STOCK_DIR)/squid/sbin/squid
 
-BENCH_TARGETS += bench-squid
+BENCH_TARGETS += bench-squid bench-squid-instructions
 
-.PHONY: squid-stock bench-squid
+.PHONY: squid-stock bench-squid bench-squid-instructions
 squid-stock: $(STAMPS)/squid-stock
 
 $(STAMPS)/squid-stock: scripts/fetch-squid scripts/squid-build | $(STAMPS)/deps
@@ -27,4 +29,8 @@ $(STAMPS)/squid-stock: scripts/fetch-squid scripts/squid-build | $(STAMPS)/deps
 
 bench-squid: $(STAMPS)/squid $(STAMPS)/squid-stock $(STAMPS)/tools
 	$(PYTHON) $(TOP)/test/squid/bench_overhead.py --stock $(STOCK_SQUID) \
+		--patched $(SQUID_PREFIX)/sbin/squid
+
+bench-squid-instructions: $(STAMPS)/squid $(STAMPS)/squid-stock $(STAMPS)/tools
+	$(PYTHON) $(TOP)/test/squid/bench_overhead.py --instructions --stock $(STOCK_SQUID) \
 		--patched $(SQUID_PREFIX)/sbin/squid

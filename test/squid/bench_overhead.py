@@ -25,12 +25,28 @@ every request (a TCP connection per request); Squid keeps its server
 connections (its default) in both builds.
 
 Writes OUT/runs.jsonl (every run) and OUT/summary.txt (the table it prints).
+
+--instructions counts instead of timing (exact, whatever else the machine
+runs): for each size x keep-alive, stock, the patched Squid without
+request_sched_* lines and the patched Squid with the scheduler run as one
+process (-N) under callgrind, once serving N requests and once 2N (--requests,
+over --connections clients, default 8); instructions per request = (Ir(2N) -
+Ir(N)) / N, so start-up and shut-down cancel. The access log is written
+with the stdio module here: the daemon module's 32 KB buffers are allocated
+(and zeroed) once per write to the log daemon, a count that follows how the
+requests happened to batch in the event loop, not what the build does.
+Writes OUT/instructions.txt (the table) and the callgrind profiles
+OUT/callgrind.BUILD.SIZE-ka|close.N (callgrind_annotate reads them).
+
 Usage: bench_overhead.py --stock SQUID --patched SQUID [--seconds 10]
        [--warmup 5] [--reps 3] [--sizes 1024,16384] [--workers 1,4]
-       [--keepalive on,off] [--connections 32] [--out DIR]"""
+       [--keepalive on,off] [--connections 32] [--out DIR]
+       bench_overhead.py --instructions --stock SQUID --patched SQUID
+       [--requests 1000] [--sizes ...] [--keepalive ...] [--connections 8]"""
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import shutil
@@ -39,17 +55,19 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reqsched_tools.localnet import free_port, wait_port
+from reqsched_tools.localnet import LOOPBACK, free_port, wait_port
 from reqsched_tools.nginx import NginxOrigin, nginx_installed
 from reqsched_tools.paths import squid_state_dir
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CGROUP = "/sys/fs/cgroup/cpuacct"
 SQUID_USER = "nobody"
+SQUID_GROUP = "nogroup"
 
 WRK_SCRIPT = """\
 wrk.path = "{url}"
@@ -93,6 +111,7 @@ class Squid:
     base: str
     workers: int
     scheduler_conf: str
+    log_module: str = "daemon"
     port: int = field(default_factory=free_port)
 
     def __post_init__(self) -> None:
@@ -108,7 +127,7 @@ http_port 127.0.0.1:{self.port}
 workers {self.workers}
 pid_filename {self.dir}/squid.pid
 cache_log {self.dir}/cache.log
-access_log daemon:{self.dir}/access.log squid
+access_log {self.log_module}:{self.dir}/access.log squid
 cache_store_log none
 logfile_rotate 0
 coredump_dir {self.dir}
@@ -134,6 +153,25 @@ http_access deny all
         subprocess.run(["sh", "-c", cmd], check=True, timeout=30)
         wait_port(self.port, f"squid {self.name}")
         time.sleep(0.5 * self.workers)          # every worker listening
+
+    def start_callgrind(self, out_file: str) -> subprocess.Popen:
+        """Squid as one process (-N: no master, no kids) under callgrind,
+        started as SQUID_USER (a Squid started as root would switch to it
+        before callgrind writes its profile), its profile in out_file,
+        a file of self.dir, when it exits."""
+        squid_state_dir(Path(self.binary), SQUID_USER)
+        with open(os.path.join(self.dir, "valgrind.log"), "w", encoding="utf-8") as log:
+            proc = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}",
+                                     self.binary, "-N", "-n", self.service, "-f", self.conf],
+                                    stdout=log, stderr=subprocess.STDOUT, user=SQUID_USER,
+                                    group=SQUID_GROUP, extra_groups=[])
+        try:
+            wait_port(self.port, f"squid {self.name} under callgrind", timeout=180, proc=proc)
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+        return proc
 
     def cpu_s(self) -> float:
         with open(os.path.join(self.cgroup, "cpuacct.usage"), encoding="ascii") as f:
@@ -273,6 +311,93 @@ def bench_case(d: str, nginx: NginxOrigin, args: argparse.Namespace, workers: in
     return runs
 
 
+def fetch(port: int, url: str, size: int, n: int, connections: int, keepalive: bool) -> None:
+    """Exactly n GETs of url through the proxy on port, spread over
+    `connections` clients (without keep-alive each request sends
+    `Connection: close` and the next opens a new connection). Raise unless
+    every answer is 200 with size bytes."""
+    errors: list[str] = []
+    headers: dict[str, str] = {} if keepalive else {"Connection": "close"}
+
+    def client(count: int) -> None:
+        conn = http.client.HTTPConnection(LOOPBACK, port, timeout=120)
+        try:
+            for _ in range(count):
+                conn.request("GET", url, headers=headers)   # reconnects after a close
+                r = conn.getresponse()
+                body = r.read()
+                if r.status != 200 or len(body) != size:
+                    errors.append(f"{r.status} with {len(body)} bytes")
+                    return
+        except OSError as e:
+            errors.append(str(e))
+        finally:
+            conn.close()
+    threads = [threading.Thread(target=client, args=(n // connections + (i < n % connections),))
+               for i in range(connections)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise RuntimeError(f"{len(errors)} clients failed, first: {errors[0]}")
+
+
+def callgrind_total(path: str) -> int:
+    """Instructions executed (Ir) of a callgrind profile: its totals line."""
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("totals:"):
+                return int(line.split()[1])
+    raise RuntimeError(f"{path}: no totals line")
+
+
+INSTR_BUILDS = ("stock", "patched-off", "patched")
+
+
+def instructions_case(d: str, nginx: NginxOrigin, args: argparse.Namespace, size: int,
+                      keepalive: bool) -> dict[str, float]:
+    """Instructions per request of each build for one case (see the module's
+    comment)."""
+    conf = {"stock": (args.stock, ""), "patched-off": (args.patched, ""),
+            "patched": (args.patched, SCHEDULER_CONF.format(link_mbit=args.link_mbit))}
+    tag = f"{size}-{'ka' if keepalive else 'close'}"
+    per_req: dict[str, float] = {}
+    for name in INSTR_BUILDS:
+        binary, sched = conf[name]
+        ir: dict[int, int] = {}
+        for n in (args.requests, 2 * args.requests):
+            sq = Squid(f"{name}-{tag}-{n}", binary, d, 1, sched, log_module="stdio")
+            out_file = os.path.join(sq.dir, "callgrind.out")
+            proc = sq.start_callgrind(out_file)
+            try:
+                fetch(sq.port, nginx.url(f"/{size}.bin"), size, n, args.connections, keepalive)
+            finally:
+                proc.send_signal(signal.SIGTERM)
+                proc.wait(timeout=300)
+            ir[n] = callgrind_total(out_file)
+            shutil.move(out_file, os.path.join(args.out, f"callgrind.{name}.{tag}.{n}"))
+            shutil.rmtree(sq.dir, ignore_errors=True)
+        per_req[name] = (ir[2 * args.requests] - ir[args.requests]) / args.requests
+        progress(f"  size {size} keep-alive {'on' if keepalive else 'off'} {name}: "
+                 f"{per_req[name]:.0f} instructions per request")
+    return per_req
+
+
+def instructions_table(results: dict[tuple[int, bool], dict[str, float]]) -> list[str]:
+    """The table --instructions prints: per case each build's instructions
+    per request and the ratios to stock."""
+    lines = [f"{'size':>6} {'keep-alive':>10} | {'stock':>8} {'sched off':>9} {'patched':>8} | "
+             f"{'off/stock':>9} {'patched/stock':>13} {'patched-stock':>13}"]
+    for (size, ka), r in results.items():
+        st, off, on = r["stock"], r["patched-off"], r["patched"]
+        lines.append(f"{size:>6} {'on' if ka else 'off':>10} | {st:>8.0f} {off:>9.0f} {on:>8.0f} | "
+                     f"{off / st:>9.4f} {on / st:>13.4f} {on - st:>13.0f}")
+    lines.append("(instructions per request of Squid's one process under callgrind; sched off = the patched "
+                 "binary without request_sched_* lines)")
+    return lines
+
+
 def int_list(s: str) -> list[int]:
     return [int(x) for x in s.split(",") if x]
 
@@ -282,6 +407,32 @@ def onoff_list(s: str) -> list[bool]:
     if any(v not in ("on", "off") for v in vals):
         raise argparse.ArgumentTypeError("give on, off or on,off")
     return [v == "on" for v in vals]
+
+
+def main_instructions(ap: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    if shutil.which("valgrind") is None:
+        ap.error("valgrind not found (make deps installs it)")
+    if not nginx_installed():
+        ap.error("nginx not found (make deps installs nginx-light)")
+    args.connections = args.connections or 8
+    os.makedirs(args.out, exist_ok=True)
+    progress(f"bench-squid --instructions: {len(args.sizes) * len(args.keepalive)} cases, "
+             f"{2 * len(INSTR_BUILDS)} runs each; callgrind profiles in {args.out}")
+    results: dict[tuple[int, bool], dict[str, float]] = {}
+    d = tempfile.mkdtemp(prefix="rs-bench-squid-")
+    os.chmod(d, 0o755)
+    try:
+        with NginxOrigin(object_files(d, args.sizes)) as nginx:
+            for s in args.sizes:
+                for k in args.keepalive:
+                    results[(s, k)] = instructions_case(d, nginx, args, s, k)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    table = instructions_table(results)
+    with open(os.path.join(args.out, "instructions.txt"), "w", encoding="utf-8") as f:
+        f.write("\n".join(table) + "\n")
+    print("\n".join(table))
+    return 0
 
 
 def main() -> int:
@@ -295,10 +446,19 @@ def main() -> int:
     ap.add_argument("--sizes", type=int_list, default=[1024, 16384], help="object sizes (default 1024,16384)")
     ap.add_argument("--workers", type=int_list, default=[1, 4], help="Squid workers (default 1,4)")
     ap.add_argument("--keepalive", type=onoff_list, default=[True, False], help="client keep-alive (default on,off)")
-    ap.add_argument("--connections", type=int, default=32, help="wrk connections (default 32)")
+    ap.add_argument("--connections", type=int, help="wrk connections (default 32); clients of "
+                    "--instructions (default 8)")
     ap.add_argument("--link-mbit", type=int, default=10000, help="request_sched_link of the patched Squid")
+    ap.add_argument("--instructions", action="store_true",
+                    help="instead of timing: instructions per request of stock, the patched Squid "
+                    "without the scheduler and with it, under callgrind (one process, -N)")
+    ap.add_argument("--requests", type=int, default=1000,
+                    help="--instructions: N, the runs serve N and 2N requests (default 1000)")
     ap.add_argument("--out", default=os.path.join(TOP, "results", time.strftime("bench-squid-%Y%m%d-%H%M%S")))
     args = ap.parse_args()
+    if args.instructions:
+        return main_instructions(ap, args)
+    args.connections = args.connections or 32
     for tool in ("wrk", "taskset"):
         if shutil.which(tool) is None:
             ap.error(f"{tool} not found (make deps installs it)")
