@@ -25,8 +25,8 @@
 #                        10,000 think-time users; the Python engine's transactions/s with
 #                        backlogged users on one core, over --procs 1/2/4 and by Tsung;
 #                        think-time users on their own addresses up to 10,000, over 2
-#                        processes and by Tsung; then wrk and the C engine through the
-#                        patched Squid, about 1 min more)
+#                        processes and by Tsung; then wrk and the C engine (200 backlogged,
+#                        5,000 think-time users) through the patched Squid, 1.5 min more)
 
 TESTBED        := $(PREFIX)/bin/reqsched-testbed
 TESTBED_PYTEST  = $(PYTHON) -m pytest -p no:cacheprovider -q

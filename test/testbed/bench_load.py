@@ -22,9 +22,10 @@ item 5)
   squid  through the patched Squid (--squid; one worker on CPU 1 beside
          nginx, scheduler on, msf, a link far above the load, cache off, as
          test/squid/bench_overhead.py runs it): wrk's rate through it with
-         200 connections (the ceiling), then the C engine's 200 backlogged users and largest U
-         think-time users; the generator is not the bottleneck when it gets
-         what wrk gets.
+         200 connections (the ceiling), then the C engine's 200 backlogged
+         users and --squid-think-users think-time users (5,000: about 1,800
+         requests/s, under what one Squid worker answers here); the generator
+         is not the bottleneck when it gets what wrk gets.
 
 nginx answers every request with the same 1,000 bytes (`return 200`); the
 generator sends absolute-form requests to it as to a proxy. nginx is pinned
@@ -206,6 +207,8 @@ def main() -> int:
     ap.add_argument("--squid", default=PATCHED_SQUID, help="the patched Squid of the rows "
                     "through it (default: the build tree's)")
     ap.add_argument("--no-squid", action="store_true", help="no rows through Squid")
+    ap.add_argument("--squid-think-users", type=int, default=5000,
+                    help="think-time users of the row through Squid (0: none)")
     args = ap.parse_args()
     if not nginx_installed() or not os.access(LOAD, os.X_OK):
         sys.exit("bench_load: needs nginx (nginx-light) and build/bin/reqsched-load (make tools)")
@@ -226,7 +229,7 @@ def main() -> int:
         if not args.no_squid:
             if not os.access(args.squid, os.X_OK):
                 sys.exit(f"bench_load: {args.squid} missing (make squid, or --no-squid)")
-            squid_rows(d, ng.port, args.squid, args.seconds, big)
+            squid_rows(d, ng.port, args.squid, args.seconds, args.squid_think_users)
         if args.no_python:
             return 0
         for n in ints(args.rate_users):
