@@ -138,6 +138,18 @@ def streamer_factory() -> Iterator[Callable[[int], "Streamer"]]:
         s.stop()
 
 
+def recv_head(c) -> "bytes | None":
+    """What a test origin reads from connection c up to the end of a request
+    head (the bytes may go beyond it); None if the peer closes first."""
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        d = c.recv(4096)
+        if not d:
+            return None
+        buf += d
+    return buf
+
+
 class LoopbackServer:
     """A TCP listener on an ephemeral 127.0.0.1 port whose accept loop runs in a
     thread and hands each connection to `_accepted` until `stop()`."""
@@ -358,12 +370,9 @@ class ScriptedOrigin(LoopbackServer):
         path = ""
         try:
             c.settimeout(10)
-            buf = b""
-            while b"\r\n\r\n" not in buf:
-                d = c.recv(4096)
-                if not d:
-                    return
-                buf += d
+            buf = recv_head(c)
+            if buf is None:
+                return
             head = buf.partition(b"\r\n\r\n")[0].decode("latin-1")
             path = head.split(" ", 2)[1]
             self.heads.setdefault(path, []).append(head)

@@ -33,7 +33,7 @@ from typing import Callable, Dict, Iterator, List, Tuple
 import pytest
 
 import rsharness as h
-from conftest import LoopbackServer
+from conftest import LoopbackServer, recv_head
 from rsharness import Background, free_port, http_get, sched_conf, wait_until
 from test_sched import _block_window, assert_balanced, assert_closed_at_queue_timeout, idle
 
@@ -89,12 +89,15 @@ class TlsStreamer(LoopbackServer):
             c.settimeout(30)
             with self.ctx.wrap_socket(c, server_side=True) as t:
                 self.handshakes += 1
-                h.send_paced(t.send, self.nbytes, b"t" * 16384, self.rate_bps, lambda: self._stop)
+                self._answer(t)
         except OSError:
             pass
         finally:
             c.close()
             self.done.set()
+
+    def _answer(self, t: ssl.SSLSocket) -> None:
+        h.send_paced(t.send, self.nbytes, b"t" * 16384, self.rate_bps, lambda: self._stop)
 
 
 @pytest.fixture
@@ -259,40 +262,19 @@ def test_splice_after_a_step2_peek_is_counted_never_queued(tls_squid, tls_origin
 # --------------------------------------------------------------------------
 # SslBump bump: the requests inside the decrypted stream
 # --------------------------------------------------------------------------
-class TlsHttpOrigin(LoopbackServer):
+class TlsHttpOrigin(TlsStreamer):
     """An HTTPS origin on 127.0.0.1: after the handshake it reads one request
     head and answers 200 with `nbytes` of body at `rate_bps`, then closes.
     `requests` counts the requests it answered."""
+    requests = 0
 
-    def __init__(self, pem: Path, nbytes: int, rate_bps: float):
-        self.ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        self.ctx.load_cert_chain(str(pem))
-        self.nbytes, self.rate_bps = nbytes, rate_bps
-        self.accepted = self.requests = 0
-        super().__init__()
-
-    def _accepted(self, c: socket.socket) -> None:
-        self.accepted += 1
-        threading.Thread(target=self._serve, args=(c,), daemon=True).start()
-
-    def _serve(self, c: socket.socket) -> None:
-        try:
-            c.settimeout(30)
-            with self.ctx.wrap_socket(c, server_side=True) as t:
-                head = b""
-                while b"\r\n\r\n" not in head:
-                    chunk = t.recv(4096)
-                    if not chunk:
-                        return
-                    head += chunk
-                self.requests += 1
-                t.sendall(f"HTTP/1.1 200 OK\r\nContent-Length: {self.nbytes}\r\n"
-                          "Content-Type: application/octet-stream\r\nConnection: close\r\n\r\n".encode())
-                h.send_paced(t.send, self.nbytes, b"b" * 16384, self.rate_bps, lambda: self._stop)
-        except OSError:
-            pass
-        finally:
-            c.close()
+    def _answer(self, t: ssl.SSLSocket) -> None:
+        if recv_head(t) is None:
+            return
+        self.requests += 1
+        t.sendall(f"HTTP/1.1 200 OK\r\nContent-Length: {self.nbytes}\r\n"
+                  "Content-Type: application/octet-stream\r\nConnection: close\r\n\r\n".encode())
+        super()._answer(t)
 
 
 def bumped_get(port: int, target_port: int) -> Tuple[bytes, int]:

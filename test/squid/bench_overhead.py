@@ -428,11 +428,15 @@ def main_instructions(ap: argparse.ArgumentParser, args: argparse.Namespace) -> 
                     results[(s, k)] = instructions_case(d, nginx, args, s, k)
     finally:
         shutil.rmtree(d, ignore_errors=True)
-    table = instructions_table(results)
-    with open(os.path.join(args.out, "instructions.txt"), "w", encoding="utf-8") as f:
+    publish(instructions_table(results), os.path.join(args.out, "instructions.txt"))
+    return 0
+
+
+def publish(table: list[str], path: str) -> None:
+    """Prints the table and writes it to path."""
+    with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(table) + "\n")
     print("\n".join(table))
-    return 0
 
 
 def main() -> int:
@@ -480,10 +484,7 @@ def main() -> int:
                 runs += bench_case(d, nginx, args, w, s, k, out)
     finally:
         shutil.rmtree(d, ignore_errors=True)
-    table = summarize(runs)
-    with open(os.path.join(args.out, "summary.txt"), "w", encoding="utf-8") as f:
-        f.write("\n".join(table) + "\n")
-    print("\n".join(table))
+    publish(summarize(runs), os.path.join(args.out, "summary.txt"))
     return 0
 
 
