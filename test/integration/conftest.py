@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 import pytest
 
 import rsharness as h
-from reqsched_tools.localnet import free_port, wait_port
+from reqsched_tools.localnet import free_port, recv_head, wait_port
 
 WORK_BASE = Path(os.environ.get("RS_TEST_TMP", "/tmp/rs-integration"))
 
@@ -136,18 +136,6 @@ def streamer_factory() -> Iterator[Callable[[int], "Streamer"]]:
     yield make
     for s in made:
         s.stop()
-
-
-def recv_head(c) -> "bytes | None":
-    """What a test origin reads from connection c up to the end of a request
-    head (the bytes may go beyond it); None if the peer closes first."""
-    buf = b""
-    while b"\r\n\r\n" not in buf:
-        d = c.recv(4096)
-        if not d:
-            return None
-        buf += d
-    return buf
 
 
 class LoopbackServer:

@@ -33,7 +33,8 @@ from typing import Callable, Dict, Iterator, List, Tuple
 import pytest
 
 import rsharness as h
-from conftest import LoopbackServer, recv_head
+from conftest import LoopbackServer
+from reqsched_tools.localnet import recv_head
 from rsharness import Background, free_port, http_get, sched_conf, wait_until
 from test_sched import _block_window, assert_balanced, assert_closed_at_queue_timeout, idle
 

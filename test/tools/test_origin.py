@@ -5,6 +5,8 @@ import time
 
 import pytest
 
+from reqsched_tools.localnet import recv_head
+
 
 @pytest.fixture(scope="module")
 def port(start_origin, tmp_path_factory):
@@ -25,12 +27,9 @@ def request(port, path, host="t", sock=None):
 
 def read_response(s):
     """(status, headers, body, closed_by_reset)."""
-    buf = b""
-    while b"\r\n\r\n" not in buf:
-        d = s.recv(65536)
-        if not d:
-            raise EOFError
-        buf += d
+    buf = recv_head(s)
+    if buf is None:
+        raise EOFError
     head, body = buf.split(b"\r\n\r\n", 1)
     lines = head.decode().split("\r\n")
     hdr = {k.lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:])}

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Loopback ports for the tests and benchmarks that start servers on this
-machine: a free port to give a server, and the wait until it listens there."""
+machine: a free port to give a server, the wait until it listens there, and
+reading an HTTP head from a connection."""
 from __future__ import annotations
 
 import socket
@@ -35,3 +36,15 @@ def wait_port(port: int, what: str, timeout: float = 30.0,
         if time.monotonic() >= deadline:
             raise TimeoutError(f"{what} did not open port {port} within {timeout:g} s")
         time.sleep(0.1)
+
+
+def recv_head(sock: socket.socket) -> bytes | None:
+    """What a test peer reads from sock up to the end of an HTTP head (the
+    bytes may go beyond it); None if the other side closes first."""
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        d = sock.recv(65536)
+        if not d:
+            return None
+        buf += d
+    return buf
