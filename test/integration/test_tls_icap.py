@@ -308,7 +308,24 @@ def bump_all_conf(cert: Path, port: int) -> str:
 BUMPED_BYTES = 300_000
 
 
-def test_bumped_request_is_scheduled_like_plain_http(tls_squid, origin, cert):
+@pytest.fixture
+def bumped(tls_squid, cert: Path) -> Iterator[Callable[[str], Tuple[h.Squid, int, TlsHttpOrigin]]]:
+    """bumped(more): a Squid with `fixed 1` and `more`, bumping every CONNECT
+    on a port of its own, and an HTTPS origin of BUMPED_BYTES; (squid, the
+    ssl-bump port, the origin), the origin stopped after the test."""
+    made: List[TlsHttpOrigin] = []
+
+    def make(more: str) -> Tuple[h.Squid, int, TlsHttpOrigin]:
+        port = free_port()
+        sq = tls_squid(sched=sched_conf(window="fixed 1", more=more), extra=bump_all_conf(cert, port))
+        made.append(TlsHttpOrigin(cert, BUMPED_BYTES, 0))
+        return sq, port, made[-1]
+    yield make
+    for org in made:
+        org.stop()
+
+
+def test_bumped_request_is_scheduled_like_plain_http(bumped, origin):
     """`ssl_bump bump all`: Squid answers the CONNECT itself and decrypts the
     stream; the GET inside it is forwarded over a new TLS connection to the
     origin, through the scheduler like any plain request. With `fixed 1`
@@ -316,20 +333,14 @@ def test_bumped_request_is_scheduled_like_plain_http(tls_squid, origin, cert):
     sees nothing yet), is released when the blocker ends, and its body is
     charged to its class; the CONNECT is not scheduled (2 released: the
     blocker and the GET)."""
-    bump = free_port()
-    sq = tls_squid(sched=sched_conf(window="fixed 1", more="request_sched_tunnels schedule"),
-                   extra=bump_all_conf(cert, bump))
-    org = TlsHttpOrigin(cert, BUMPED_BYTES, 0)
-    try:
-        blocker = _block_window(sq, origin, 1, 2000)
-        wait_until(lambda: sq.report().g("W") == 1, 5, what="the blocker to hold the one slot")
-        get = Background([lambda: bumped_get(bump, org.port)])
-        wait_until(lambda: sq.report().g("queued") == 1, 5, what="the bumped GET to wait in the queue")
-        assert org.accepted == 0, "the bumped GET reached the origin while queued"
-        (status, got), = get.join(30)
-        assert blocker.join(10)[0].ok
-    finally:
-        org.stop()
+    sq, bump, org = bumped("request_sched_tunnels schedule")
+    blocker = _block_window(sq, origin, 1, 2000)
+    wait_until(lambda: sq.report().g("W") == 1, 5, what="the blocker to hold the one slot")
+    get = Background([lambda: bumped_get(bump, org.port)])
+    wait_until(lambda: sq.report().g("queued") == 1, 5, what="the bumped GET to wait in the queue")
+    assert org.accepted == 0, "the bumped GET reached the origin while queued"
+    (status, got), = get.join(30)
+    assert blocker.join(10)[0].ok
     assert status.startswith(b"HTTP/1.1 200") and got == BUMPED_BYTES, (status, got)
     assert org.requests == 1
     rp = idle(sq)
@@ -341,24 +352,18 @@ def test_bumped_request_is_scheduled_like_plain_http(tls_squid, origin, cert):
           f"{rp.g('released'):.0f}, charged {charged:.0f} bytes")
 
 
-def test_queued_bumped_request_gets_an_http_error_inside_tls(tls_squid, origin, cert):
+def test_queued_bumped_request_gets_an_http_error_inside_tls(bumped, origin):
     """The same with a 1 s queue timeout and a 4 s blocker: the bumped GET
     times out in the queue and gets Squid's HTTP 503 inside the decrypted
     stream (which, unlike a spliced or forced tunnel, carries HTTP); the
     origin never sees a connection."""
-    bump = free_port()
-    sq = tls_squid(sched=sched_conf(window="fixed 1", more="request_sched_queue_timeout 1 second"),
-                   extra=bump_all_conf(cert, bump))
-    org = TlsHttpOrigin(cert, BUMPED_BYTES, 0)
-    try:
-        blocker = _block_window(sq, origin, 1, 4000)
-        wait_until(lambda: sq.report().g("W") == 1, 5, what="the blocker to hold the one slot")
-        t0 = time.monotonic()
-        status, _ = bumped_get(bump, org.port)
-        waited = time.monotonic() - t0
-        assert blocker.join(10)[0].ok
-    finally:
-        org.stop()
+    sq, bump, org = bumped("request_sched_queue_timeout 1 second")
+    blocker = _block_window(sq, origin, 1, 4000)
+    wait_until(lambda: sq.report().g("W") == 1, 5, what="the blocker to hold the one slot")
+    t0 = time.monotonic()
+    status, _ = bumped_get(bump, org.port)
+    waited = time.monotonic() - t0
+    assert blocker.join(10)[0].ok
     assert status.startswith(b"HTTP/1.1 503"), status
     assert 0.9 < waited < 3.5, f"answered after {waited:.2f}s"
     assert org.accepted == 0
