@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # mk/squid_tls_icap.mk - a second build of the patched Squid with OpenSSL
-# (SslBump) and the ICAP client, for the protocol paths the lean build
-# (--without-openssl --disable-icap-client, scripts/squid-build) cannot
-# reach: issue 12, items 7 and 8 (doc/squid.md, "Forced tunnels" and "Slots
-# held without using the link"). Same source, series and flags as
+# (SslBump), the ICAP client and eCAP, for the protocol paths the lean build
+# (--without-openssl --disable-icap-client --disable-ecap,
+# scripts/squid-build) cannot reach: issue 12, items 7 and 8 (doc/squid.md,
+# "Forced tunnels" and "Slots held without using the link"). Same source, series and flags as
 # `make squid`, in its own source tree and prefix under build/tls-icap/ (the
 # normal build is untouched); not part of `make check`.
 # (Named to sort after integration.mk and squid.mk, whose variables it uses.)

@@ -22,6 +22,7 @@ openssl; the same certificate is the ssl-bump port's (it never signs
 anything: peek and splice, and bump with that certificate as it is)."""
 from __future__ import annotations
 
+import shutil
 import socket
 import ssl
 import subprocess
@@ -37,6 +38,8 @@ from conftest import LoopbackServer
 from reqsched_tools.localnet import recv_head
 from rsharness import Background, free_port, http_get, sched_conf, wait_until
 from test_sched import _block_window, assert_balanced, assert_closed_at_queue_timeout, idle
+
+HERE = Path(__file__).resolve().parent
 
 
 @pytest.fixture
@@ -489,16 +492,22 @@ def _unchanged(origin, path: str, quiet: float) -> bool:
     return origin.sent[path] == before
 
 
-def _icap_fetch(icap_server, tls_squid, scripted_origin, path: str, size: int,
-                answer_late: bool) -> Tuple[IcapServer, h.Squid, Background]:
-    """A Squid (fixed 1) whose responses go through an ICAP service holding
-    them ICAP_HOLD s, and one client fetching `size` no-store bytes of path
-    in the background."""
-    svc = icap_server(ICAP_HOLD, answer_late)
-    sq = tls_squid(sched=sched_conf(window="fixed 1"), extra=icap_conf(svc))
+def _held_fetch(tls_squid, scripted_origin, path: str, size: int,
+                adaptation: str) -> Tuple[h.Squid, Background]:
+    """A Squid (fixed 1) whose responses go through the adaptation service
+    configured by `adaptation`, and one client fetching `size` no-store
+    bytes of path in the background."""
+    sq = tls_squid(sched=sched_conf(window="fixed 1"), extra=adaptation)
     url = scripted_origin.add(path, "HTTP/1.1 200 OK\nContent-Length: %d\nCache-Control: no-store\n"
                               "Connection: close\n" % size, body=size)
-    return svc, sq, Background([lambda: http_get(sq.port, url, timeout=30)])
+    return sq, Background([lambda: http_get(sq.port, url, timeout=30)])
+
+
+def _icap_fetch(icap_server, tls_squid, scripted_origin, path: str, size: int,
+                answer_late: bool) -> Tuple[IcapServer, h.Squid, Background]:
+    """_held_fetch through an ICAP service holding the response ICAP_HOLD s."""
+    svc = icap_server(ICAP_HOLD, answer_late)
+    return (svc,) + _held_fetch(tls_squid, scripted_origin, path, size, icap_conf(svc))
 
 
 def test_icap_service_holding_a_large_body_keeps_its_ticket(tls_squid, scripted_origin, icap_server):
@@ -558,3 +567,92 @@ def test_icap_late_answer_holds_the_slot(tls_squid, scripted_origin, icap_server
     assert rp.g("released") == 1 and rp.g("ended") == 1, rp.text
     print(f"ICAP answering late: W {rp1.g('W'):.0f}/{rp2.g('W'):.0f} 0.5 s and 2 s after the origin's "
           f"end, ended after {time.monotonic() - t0:.2f}s")
+
+
+# --------------------------------------------------------------------------
+# eCAP RESPMOD
+# --------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def ecap_hold(session_dir: Path) -> Path:
+    """The adapter module ecap_hold.cc, built with g++ against libecap into
+    the (world-readable) session directory; skips without libecap3-dev."""
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libecap"], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, text=True) if shutil.which("pkg-config") else None
+    if flags is None or flags.returncode != 0 or not shutil.which("g++"):
+        pytest.skip("no libecap (libecap3-dev) or g++: cannot build the eCAP adapter")
+    out = session_dir / "ecap_hold.so"
+    subprocess.run(["g++", "-shared", "-fPIC", "-O1", "-o", str(out), str(HERE / "ecap_hold.cc"),
+                    *flags.stdout.split()], check=True, timeout=300)
+    return out
+
+
+def ecap_conf(module: Path, hold_from: str) -> str:
+    """The adapter holds each response ICAP_HOLD s after the end of its
+    virgin body (`body`, taken as it arrives) or after its headers
+    (`headers`, taking nothing of the body until then)."""
+    return (f"loadable_modules {module}\n"
+            "ecap_enable on\n"
+            "ecap_service rsecap respmod_precache uri=ecap://reqsched.test/hold bypass=off "
+            f"hold={ICAP_HOLD:g} from={hold_from}\n"
+            "adaptation_access rsecap allow all\n")
+
+
+def test_ecap_late_answer_frees_the_slot_at_the_origins_end(tls_squid, scripted_origin, ecap_hold):
+    """The adapter takes the whole 50,000-byte virgin body as it arrives and
+    answers 4 s after its end. The slot leaves the window once the origin's
+    response is over (Client::serverComplete()), while the ticket stays
+    until the adaptation is done and FwdState completes: W = 0 and nothing
+    ended 0.5 s and 2 s after the origin's end, with the client still
+    waiting; the client gets the whole body at least 4 s after the origin's
+    end; the class is charged the body."""
+    sq, bg = _held_fetch(tls_squid, scripted_origin, "/ecap-small", ICAP_SMALL, ecap_conf(ecap_hold, "body"))
+    assert scripted_origin.done["/ecap-small"].wait(10), "the origin did not finish its response"
+    t0 = time.monotonic()
+    time.sleep(0.5)
+    rp1 = sq.report()
+    time.sleep(1.5)
+    rp2 = sq.report()
+    assert bg.threads[0].is_alive(), "the client got its response before the adapter answered"
+    r = bg.join(30)[0]
+    assert r.ok and r.body_len == ICAP_SMALL, r
+    # the hold starts when Squid has read the origin's end: at most a few ms before t0
+    assert ICAP_HOLD - 0.2 < r.t_end - t0 < ICAP_HOLD + 1.5, f"client done {r.t_end - t0:.2f}s after the origin"
+    for rp in (rp1, rp2):
+        assert rp.g("W") == 0 and rp.g("ended") == 0, rp.text
+    wait_until(lambda: sq.report().g("ended") == 1, 5, what="the ticket to end")
+    rp = idle(sq)
+    assert_balanced(rp)
+    assert rp.g("released") == 1, rp.text
+    charged = rp.c("a", "bytes")
+    assert ICAP_SMALL < charged < ICAP_SMALL + 2000, f"charged {charged:.0f}:\n{rp.text}"
+    print(f"eCAP answering late: W {rp1.g('W'):.0f}/{rp2.g('W'):.0f}, outstanding "
+          f"{rp1.c('a', 'outstanding'):.0f}/{rp2.c('a', 'outstanding'):.0f} 0.5 s and 2 s after the origin's "
+          f"end; client done {r.t_end - t0:.2f}s after it; charged {charged:.0f} bytes")
+
+
+def test_ecap_adapter_holding_a_large_body_keeps_its_ticket(tls_squid, scripted_origin, ecap_hold):
+    """The adapter takes nothing of the 8,000,000-byte virgin body for 4 s
+    after the headers: Squid's virgin body pipe fills and Squid stops
+    reading the origin with the link idle. The response stays outstanding,
+    not ended, for the hold; the client's first byte comes after it."""
+    sq, bg = _held_fetch(tls_squid, scripted_origin, "/ecap-big", ICAP_BIG, ecap_conf(ecap_hold, "headers"))
+    wait_until(lambda: scripted_origin.sent["/ecap-big"] > 0, 10, what="the origin to answer")
+    wait_until(lambda: _unchanged(scripted_origin, "/ecap-big", 0.3), 2.5, step=0,
+               what="the origin's writes to stall")
+    sent1, rp1 = scripted_origin.sent["/ecap-big"], sq.report()
+    time.sleep(1.5)
+    sent2, rp2 = scripted_origin.sent["/ecap-big"], sq.report()
+    r = bg.join(30)[0]
+    assert r.ok and r.body_len == ICAP_BIG, r
+    assert r.t_first - r.t_start > ICAP_HOLD, f"first byte after {r.t_first - r.t_start:.2f}s"
+    assert sent1 < ICAP_BIG and sent2 - sent1 <= 524288, f"origin bytes moved during the hold: {sent1} -> {sent2}"
+    for rp in (rp1, rp2):
+        assert rp.g("W") == 0 and rp.g("long_transfers") == 1, rp.text
+        assert rp.c("a", "outstanding") == 1 and rp.g("ended") == 0, rp.text
+    rp = idle(sq)
+    assert_balanced(rp)
+    assert rp.g("released") == 1, rp.text
+    print(f"eCAP holding the body: W {rp1.g('W'):.0f}/{rp2.g('W'):.0f}, outstanding "
+          f"{rp1.c('a', 'outstanding'):.0f}/{rp2.c('a', 'outstanding'):.0f}, class bytes "
+          f"{rp1.c('a', 'bytes'):.0f}/{rp2.c('a', 'bytes'):.0f}, origin stalled at {sent1} -> {sent2} of "
+          f"{ICAP_BIG} bytes; client's first byte after {r.t_first - r.t_start:.2f}s")
