@@ -193,7 +193,7 @@ void Xaction::take()
 		return;
 	if (!buffered.empty())
 		hostx->noteAbContentAvailable();
-	if (!vbOn && hostx && abOn && !abDone) {
+	if (!vbOn) {
 		abDone = true;
 		hostx->noteAbContentDone(vbAtEnd);
 	}
