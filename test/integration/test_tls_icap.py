@@ -533,28 +533,36 @@ def test_icap_service_holding_a_large_body_keeps_its_ticket(tls_squid, scripted_
           f"{rp1.c('a', 'bytes'):.0f}/{rp2.c('a', 'bytes'):.0f}, origin stalled at {sent1} -> {sent2} of {ICAP_BIG} bytes")
 
 
-def test_icap_late_answer_holds_the_slot(tls_squid, scripted_origin, icap_server):
+def test_icap_late_answer_hands_the_slot_on(tls_squid, scripted_origin, icap_server):
     """The service reads the whole 50,000-byte virgin body at once and
-    answers 4 s later. The origin's response is over, but Squid's server
-    side completes the forwarding only once the adaptation is done
-    (Client::serverComplete2() waits for doneWithAdaptation()): the slot
-    stays held (W = 1, not ended) for the whole delay with nothing on the
-    link, and ends after the service answered."""
+    answers 4 s later. Squid completes the forwarding only once the
+    adaptation is done (Client::serverComplete2() waits for
+    doneWithAdaptation()), but the link is done with the response when the
+    origin's is over (patch 40, Ticket::linkDone()): the slot goes on (W 0,
+    the response a long transfer) while the request stays outstanding until
+    the service answers, and a request that arrives during the hold reaches
+    the origin at once under `fixed 1` (before patch 40 it waited the 4 s)."""
     svc, sq, bg = _icap_fetch(icap_server, tls_squid, scripted_origin, "/icap-small", ICAP_SMALL, True)
     assert svc.got_body.wait(10), "the service did not get the whole body"
     assert scripted_origin.done["/icap-small"].wait(5)
     t0 = time.monotonic()
-    time.sleep(0.5)
+    url2 = scripted_origin.add("/icap-next", "HTTP/1.1 200 OK\nContent-Length: 1000\nCache-Control: no-store\n"
+                               "Connection: close\n", body=1000)
+    bg2 = Background([lambda: http_get(sq.port, url2, timeout=30)])
+    assert scripted_origin.done["/icap-next"].wait(2), "the next request waited for the service"
+    t_next = time.monotonic() - t0
+    time.sleep(max(0.0, 0.5 - (time.monotonic() - t0)))
     rp1 = sq.report()
-    time.sleep(1.5)
-    rp2 = sq.report()
     assert bg.threads[0].is_alive(), "the client got its response before the service answered"
-    r = bg.join(30)[0]
+    r, r2 = bg.join(30)[0], bg2.join(30)[0]
+    t_body = time.monotonic() - t0
     assert r.ok and r.body_len == ICAP_SMALL, r
-    for rp in (rp1, rp2):
-        assert rp.g("W") == 1 and rp.c("a", "outstanding") == 1 and rp.g("ended") == 0, rp.text
+    assert r2.ok and r2.body_len == 1000, r2
+    assert rp1.g("W") == 0 and rp1.g("ended") == 0, rp1.text
+    assert rp1.g("long_transfers") == rp1.c("a", "outstanding") == 2, rp1.text
     rp = idle(sq)
     assert_balanced(rp)
-    assert rp.g("released") == 1 and rp.g("ended") == 1, rp.text
-    print(f"ICAP answering late: W {rp1.g('W'):.0f}/{rp2.g('W'):.0f} 0.5 s and 2 s after the origin's "
-          f"end, ended after {time.monotonic() - t0:.2f}s")
+    assert rp.g("released") == 2 and rp.g("ended") == 2 and rp.c("a", "bytes") >= ICAP_SMALL + 1000, rp.text
+    print(f"ICAP answering late: the next request at the origin {t_next:.2f}s after the first's origin end, "
+          f"W {rp1.g('W'):.0f} at {max(0.5, t_next):.1f}s, first body at the client after {t_body:.2f}s, "
+          f"class bytes {rp.c('a', 'bytes'):.0f}")
