@@ -412,6 +412,9 @@ struct rs_sched {
 	double Wmax;
 	uint32_t waiting;	/* queued + held + scheduled, all classes */
 	bool limited;		/* window was the limit in this interval */
+	bool release_due;	/* an interval ended (W+ may have grown) with
+				 * requests waiting and no release tried since:
+				 * rs_next_deadline() is now */
 	double U;
 	rs_time_ns t_tick;	/* start of the current measurement interval */
 	rs_time_ns next_tick;
@@ -622,6 +625,7 @@ double rs_utilization(const struct rs_sched *s, double bytes,
 		      rs_time_ns elapsed);
 void rs_tick(struct rs_sched *s, rs_time_ns now);
 void rs_long_check(struct rs_sched *s, uint32_t r, rs_time_ns now);
+void rs_window_hand_on(struct rs_sched *s, uint32_t r, rs_time_ns now);
 void rs_slow_start_step(struct rs_sched *s);
 void rs_window_params(struct rs_sched *s);	/* after cfg changes */
 
@@ -725,6 +729,7 @@ static inline void rs_slot_close(struct rs_sched *s, uint32_t r)
 /* Release what the controller allows now. */
 static inline void rs_try_release(struct rs_sched *s, rs_time_ns now)
 {
+	s->release_due = false;
 	s->ctl->release(s, now);
 }
 static inline uint64_t rs_sat_add(uint64_t a, uint64_t b)

@@ -195,13 +195,23 @@ int rs_on_first_byte(struct rs_sched *s, rs_id id, int64_t content_length,
  * place. A reconfigure that turns pacing off leaves long transfers out of
  * the window until they end. */
 int rs_on_bytes(struct rs_sched *s, rs_id id, uint64_t n, rs_time_ns now);
+/* The response has wholly crossed the link (the server side is done) but
+ * the request cannot end yet: the proxy still holds it (an adaptation
+ * service has not answered). It leaves the window as a long transfer does
+ * (its slot goes to the next request: the release callback may fire
+ * inside); its bytes still count and rs_on_end() is still due. 0 also when
+ * it had already left the window. */
+int rs_on_link_done(struct rs_sched *s, rs_id id, rs_time_ns now);
 int rs_on_end(struct rs_sched *s, rs_id id, bool aborted, rs_time_ns now);
 /* Bytes of a class not caused by a scheduled request (CONNECT tunnels). */
 int rs_on_foreign_bytes(struct rs_sched *s, int cls, uint64_t user,
 			uint64_t n, rs_time_ns now);
 
 /* Timer-driven controllers: the caller calls rs_on_timer() at or after
- * rs_next_deadline() (UINT64_MAX = no timer needed). */
+ * rs_next_deadline() (UINT64_MAX = no timer needed). Releases happen in
+ * the calls that say so; when a measurement interval ends inside another
+ * call (the window may have grown) while requests wait, the deadline is
+ * one already passed, so that the next timer releases them. */
 rs_time_ns rs_next_deadline(const struct rs_sched *s);
 void rs_on_timer(struct rs_sched *s, rs_time_ns now);
 

@@ -554,6 +554,21 @@ int rs_on_bytes(struct rs_sched *s, rs_id id, uint64_t n, rs_time_ns now)
 	return on_bytes_slow(s, id, n, now);
 }
 
+int rs_on_link_done(struct rs_sched *s, rs_id id, rs_time_ns now)
+{
+	uint32_t r;
+	int err;
+
+	if ((err = released_entry(s, id, &r)))
+		return err;
+	if (s->req[r].flags & RS_RF_LONG)
+		return 0;	/* already out of the window */
+	rs_advance(s, now);
+	rs_window_hand_on(s, r, now);
+	rs_check(s, "rs_on_link_done");
+	return 0;
+}
+
 int rs_on_end(struct rs_sched *s, rs_id id, bool aborted, rs_time_ns now)
 {
 	struct rs_req *q;
@@ -622,6 +637,8 @@ rs_time_ns rs_next_deadline(const struct rs_sched *s)
 
 	if (!s)
 		return UINT64_MAX;
+	if (s->release_due)
+		return s->t_tick;	/* already passed */
 	if (s->started)
 		t = s->next_tick;
 	ctl = s->ctl->deadline ? s->ctl->deadline(s) : UINT64_MAX;

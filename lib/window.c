@@ -23,6 +23,11 @@
  * longer decrements W. The pacer, not the window, shares the link among
  * long transfers. W counts only the non-long released requests.
  *
+ * Link done (rs_on_link_done(), any controller): a released request whose
+ * response has wholly crossed the link but cannot end yet (the proxy still
+ * adapts it) leaves the window the same way, so a slot is never held by a
+ * response that no longer uses the link.
+ *
  * Slow start (wrc-mult, wrc-aimd, with cfg.pacing: without it the
  * controllers are exactly the papers'): after rs_new(), every rs_reconfigure()
  * and an idle period (nothing queued or outstanding for >= one update
@@ -133,6 +138,17 @@ void rs_slow_start_step(struct rs_sched *s)
 		s->ss = false;
 }
 
+/* Released request r, in the window, hands its slot on: it leaves the
+ * window (a round of slow start, as an end would be) and the freed slot
+ * is released at once. */
+void rs_window_hand_on(struct rs_sched *s, uint32_t r, rs_time_ns now)
+{
+	if (s->ss)
+		rs_slow_start_step(s);
+	rs_window_leave(s, r);
+	rs_try_release(s, now);
+}
+
 /* Request r (released) has received bytes >= lt_thresh: out of the
  * window, and the freed slot is released at once. */
 void rs_long_check(struct rs_sched *s, uint32_t r, rs_time_ns now)
@@ -142,10 +158,7 @@ void rs_long_check(struct rs_sched *s, uint32_t r, rs_time_ns now)
 	if ((q->flags & RS_RF_LONG) || q->state != RS_ST_RELEASED ||
 	    !s->cfg.pacing || !s->cfg.long_transfer)
 		return;
-	if (s->ss)
-		rs_slow_start_step(s);
-	rs_window_leave(s, r);
-	rs_try_release(s, now);
+	rs_window_hand_on(s, r, now);
 }
 
 static double link_bytes_per_ns(const struct rs_sched *s)
@@ -228,6 +241,8 @@ void rs_tick(struct rs_sched *s, rs_time_ns now)
 	s->bytes_at_tick = s->bytes;
 	s->exc_at_tick = s->exc_total;
 	s->ctl->interval(s, U);
+	/* the entry point that ticked may not release: the next timer does */
+	s->release_due = s->waiting > 0;
 	/* idle for a whole interval: the next busy period starts slowly */
 	if (s->waiting > 0 || s->W > 0 || s->nlong > 0)
 		s->t_active = now;

@@ -542,31 +542,53 @@ def test_icap_service_holding_a_large_body_keeps_its_ticket(tls_squid, scripted_
           f"{rp1.c('a', 'bytes'):.0f}/{rp2.c('a', 'bytes'):.0f}, origin stalled at {sent1} -> {sent2} of {ICAP_BIG} bytes")
 
 
-def test_icap_late_answer_holds_the_slot(tls_squid, scripted_origin, icap_server):
+def _late_answer_hands_the_slot_on(sq: h.Squid, scripted_origin, bg: Background, name: str) -> str:
+    """The adaptation service holds the 50,000-byte response of `bg` and
+    the origin's end was just seen (t0). A request for /NAME-next arriving
+    now reaches the origin within 2 s under `fixed 1`; at 0.5 s (or then)
+    W = 0, nothing ended, both responses long transfers and outstanding,
+    the first client still waiting; its body arrives ICAP_HOLD s after t0;
+    both are charged. Returns what it measured."""
+    t0 = time.monotonic()
+    url2 = scripted_origin.add(f"/{name}-next", "HTTP/1.1 200 OK\nContent-Length: 1000\nCache-Control: no-store\n"
+                               "Connection: close\n", body=1000)
+    bg2 = Background([lambda: http_get(sq.port, url2, timeout=30)])
+    assert scripted_origin.done[f"/{name}-next"].wait(2), "the next request waited for the adaptation"
+    t_next = time.monotonic() - t0
+    time.sleep(max(0.0, 0.5 - (time.monotonic() - t0)))
+    rp1 = sq.report()
+    assert bg.threads[0].is_alive(), "the client got its response before the adaptation answered"
+    r, r2 = bg.join(30)[0], bg2.join(30)[0]
+    t_body = r.t_end - t0
+    assert r.ok and r.body_len == ICAP_SMALL, r
+    assert r2.ok and r2.body_len == 1000, r2
+    # the hold started when Squid had the origin's end: a few ms before t0
+    assert ICAP_HOLD - 0.2 < t_body < ICAP_HOLD + 2, f"the body came {t_body:.2f}s after the origin's end"
+    assert rp1.g("W") == 0 and rp1.g("ended") == 0, rp1.text
+    assert rp1.g("long_transfers") == rp1.c("a", "outstanding") == 2, rp1.text
+    wait_until(lambda: sq.report().g("ended") == 2, 5, what="both tickets to end")
+    rp = idle(sq)
+    assert_balanced(rp)
+    charged = rp.c("a", "bytes")
+    assert rp.g("released") == 2 and ICAP_SMALL + 1000 <= charged < ICAP_SMALL + 1000 + 2000, rp.text
+    return (f"the next request at the origin {t_next:.2f}s after the first's origin end, "
+            f"W {rp1.g('W'):.0f} at {max(0.5, t_next):.1f}s, first body at the client after {t_body:.2f}s, "
+            f"class bytes {charged:.0f}")
+
+
+def test_icap_late_answer_hands_the_slot_on(tls_squid, scripted_origin, icap_server):
     """The service reads the whole 50,000-byte virgin body at once and
-    answers 4 s later. The origin's response is over, but Squid's server
-    side completes the forwarding only once the adaptation is done
-    (Client::serverComplete2() waits for doneWithAdaptation()): the slot
-    stays held (W = 1, not ended) for the whole delay with nothing on the
-    link, and ends after the service answered."""
+    answers 4 s later. Squid completes the forwarding only once the
+    adaptation is done (Client::serverComplete2() waits for
+    doneWithAdaptation()), but the link is done with the response when the
+    origin's is over (patch 40, Ticket::linkDone()): the slot goes on (W 0,
+    the response a long transfer) while the request stays outstanding until
+    the service answers, and a request that arrives during the hold reaches
+    the origin at once under `fixed 1` (before patch 40 it waited the 4 s)."""
     svc, sq, bg = _icap_fetch(icap_server, tls_squid, scripted_origin, "/icap-small", ICAP_SMALL, True)
     assert svc.got_body.wait(10), "the service did not get the whole body"
     assert scripted_origin.done["/icap-small"].wait(5)
-    t0 = time.monotonic()
-    time.sleep(0.5)
-    rp1 = sq.report()
-    time.sleep(1.5)
-    rp2 = sq.report()
-    assert bg.threads[0].is_alive(), "the client got its response before the service answered"
-    r = bg.join(30)[0]
-    assert r.ok and r.body_len == ICAP_SMALL, r
-    for rp in (rp1, rp2):
-        assert rp.g("W") == 1 and rp.c("a", "outstanding") == 1 and rp.g("ended") == 0, rp.text
-    rp = idle(sq)
-    assert_balanced(rp)
-    assert rp.g("released") == 1 and rp.g("ended") == 1, rp.text
-    print(f"ICAP answering late: W {rp1.g('W'):.0f}/{rp2.g('W'):.0f} 0.5 s and 2 s after the origin's "
-          f"end, ended after {time.monotonic() - t0:.2f}s")
+    print("ICAP answering late: " + _late_answer_hands_the_slot_on(sq, scripted_origin, bg, "icap"))
 
 
 # --------------------------------------------------------------------------
@@ -597,37 +619,13 @@ def ecap_conf(module: Path, hold_from: str) -> str:
             "adaptation_access rsecap allow all\n")
 
 
-def test_ecap_late_answer_frees_the_slot_at_the_origins_end(tls_squid, scripted_origin, ecap_hold):
-    """The adapter takes the whole 50,000-byte virgin body as it arrives and
-    answers 4 s after its end. The slot leaves the window once the origin's
-    response is over (Client::serverComplete()), while the ticket stays
-    until the adaptation is done and FwdState completes: W = 0 and nothing
-    ended 0.5 s and 2 s after the origin's end, with the client still
-    waiting; the client gets the whole body at least 4 s after the origin's
-    end; the class is charged the body."""
+def test_ecap_late_answer_hands_the_slot_on(tls_squid, scripted_origin, ecap_hold):
+    """As test_icap_late_answer_hands_the_slot_on, through the eCAP adapter:
+    it takes the whole 50,000-byte virgin body as it arrives and answers 4 s
+    after its end (eCAP goes through the same Client and Initiator path)."""
     sq, bg = _held_fetch(tls_squid, scripted_origin, "/ecap-small", ICAP_SMALL, ecap_conf(ecap_hold, "body"))
     assert scripted_origin.done["/ecap-small"].wait(10), "the origin did not finish its response"
-    t0 = time.monotonic()
-    time.sleep(0.5)
-    rp1 = sq.report()
-    time.sleep(1.5)
-    rp2 = sq.report()
-    assert bg.threads[0].is_alive(), "the client got its response before the adapter answered"
-    r = bg.join(30)[0]
-    assert r.ok and r.body_len == ICAP_SMALL, r
-    # the hold starts when Squid has read the origin's end: at most a few ms before t0
-    assert ICAP_HOLD - 0.2 < r.t_end - t0 < ICAP_HOLD + 1.5, f"client done {r.t_end - t0:.2f}s after the origin"
-    for rp in (rp1, rp2):
-        assert rp.g("W") == 0 and rp.g("ended") == 0, rp.text
-    wait_until(lambda: sq.report().g("ended") == 1, 5, what="the ticket to end")
-    rp = idle(sq)
-    assert_balanced(rp)
-    assert rp.g("released") == 1, rp.text
-    charged = rp.c("a", "bytes")
-    assert ICAP_SMALL < charged < ICAP_SMALL + 2000, f"charged {charged:.0f}:\n{rp.text}"
-    print(f"eCAP answering late: W {rp1.g('W'):.0f}/{rp2.g('W'):.0f}, outstanding "
-          f"{rp1.c('a', 'outstanding'):.0f}/{rp2.c('a', 'outstanding'):.0f} 0.5 s and 2 s after the origin's "
-          f"end; client done {r.t_end - t0:.2f}s after it; charged {charged:.0f} bytes")
+    print("eCAP answering late: " + _late_answer_hands_the_slot_on(sq, scripted_origin, bg, "ecap"))
 
 
 def test_ecap_adapter_holding_a_large_body_keeps_its_ticket(tls_squid, scripted_origin, ecap_hold):

@@ -6,7 +6,8 @@
  * Each sequence builds a scheduler with a random configuration and class
  * set, runs a random mix of events (enqueue, cancel, first byte, bytes,
  * end - also twice -, cancel of released requests, foreign bytes, timers,
- * expire, reclaim of old window slots, reconfigure, and misuse with bad ids and classes), then drains.
+ * expire, reclaim of old window slots, link done, reconfigure, and misuse
+ * with bad ids and classes), then drains.
  * Checked after every event:
  *   - a request is released at most once, only while queued, and ended
  *     exactly once (second end -> RS_ESTALE);
@@ -29,7 +30,8 @@
  * Checked as well:
  *   - W counts the released requests that are not long transfers (the
  *     model marks a request long when its bytes reach long_transfer with
- *     pacing on); long_transfers counts the others;
+ *     pacing on, and at a reclaim or a link done); long_transfers counts
+ *     the others;
  *   - bytes are conserved: global and per class bytes = rs_on_bytes +
  *     flow reads + foreign bytes (per class name, across reconfigures);
  *   - white box (internal.h): tokens <= B; every WAITING flow is in exactly
@@ -470,13 +472,16 @@ static void check_pacer(struct world *w)
 /* Liveness of the reservation (white box): after a public call returns,
  * a reserved request whose reservation holds and that has room is not
  * left queued while the window has room (it goes in the burst of
- * releases in which it first fits, however many requests arrive). */
+ * releases in which it first fits, however many requests arrive), unless
+ * a timer is due (a measurement interval that ended inside a call that
+ * does not release: the caller's rs_on_timer() releases it). */
 static void check_reserved(struct world *w, const struct rs_stats *st)
 {
 	const struct rs_sched *s = w->s;
 
 	if (s->resv == RS_NIL || !res_policy(w->cfg.policy) ||
-	    s->resv_passed < s->pol->resv_passes)
+	    s->resv_passed < s->pol->resv_passes ||
+	    rs_next_deadline(s) <= w->now)
 		return;
 	if (s->req[s->resv].state != RS_ST_QUEUED)
 		FAIL(w, "the reserved request is not queued");
@@ -856,6 +861,25 @@ static void ev_end(struct world *w, struct sreq *r)
 	expect_return(w, "end", state, err, want, &before);
 	if (!err)
 		w->ended++;
+}
+
+/* The link is done with a response: a released request leaves the window
+ * (at once, or it already had) and stays released; in any other state the
+ * call changes nothing. */
+static void ev_link_done(struct world *w, struct sreq *r)
+{
+	struct snap before;
+	int err, state;
+
+	if (!r)
+		return;
+	state = r->state;
+	take(w, &before);
+	if (r->state == S_RELEASED)
+		r->lng = 1;	/* releases may fire inside */
+	err = rs_on_link_done(w->s, r->id, w->now);
+	expect_return(w, "link done", state, err, want_in(r, S_RELEASED),
+		      &before);
 }
 
 static void ev_timer(struct world *w)
@@ -1499,6 +1523,9 @@ static void one_sequence(struct world *w)
 		} else if (e < 89) {
 			w->step = "reclaim";
 			ev_reclaim(w);
+		} else if (e < 91) {
+			w->step = "link done";
+			ev_link_done(w, pick(w));
 		} else if (e < 93) {
 			w->step = "foreign";
 			ev_foreign(w);

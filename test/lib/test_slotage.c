@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_slotage.c - rs_reclaim(): window slots older than a maximum age are
- * taken back, oldest first; the request stays released and still counts. */
+ * taken back, oldest first; the request stays released and still counts.
+ * rs_on_link_done(): a response the link is done with hands its slot on. */
 #include "harness.h"
 
 /* A stalled response holds the only slot; at max_age it is reclaimed, the
@@ -106,6 +107,52 @@ START_TEST(reclaim_skips_long_transfers)
 }
 END_TEST
 
+/* The link is done with a response the proxy still holds (an adaptation
+ * service has not answered): its slot goes to the queued request at once,
+ * under every controller with a window, pacing or not; a second call and a
+ * later reclaim change nothing; a queued or ended request is refused. */
+START_TEST(link_done_hands_the_slot_on)
+{
+	static const enum rs_controller ctl[] = { RS_WIN_FIXED, RS_WIN_WRC_MULT };
+	struct rec rec = { 0 };
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, ctl[_i / 2]);
+	struct rs_sched *s;
+	rs_id a, b;
+	struct rs_stats st;
+
+	cfg.pacing = _i % 2;
+	s = new_one_class(&cfg, &rec);
+	a = enq(s, 0, 1, 0, 0);
+	b = enq(s, 0, 2, 0, 0);
+	ck_assert_int_eq(rec.n, 1);
+	ck_assert_int_eq(rs_on_link_done(s, b, SEC), RS_ESTATE);
+	ck_assert_int_eq(rs_on_bytes(s, a, 50000, SEC), 0);
+	ck_assert_int_eq(rs_on_link_done(s, a, 2 * SEC), 0);
+	ck_assert_int_eq(rec.n, 2);		/* b took the slot */
+	ck_assert(rec.id[1] == b);
+	st = gstats(s);
+	ck_assert_uint_eq(st.W, 1);
+	ck_assert_uint_eq(st.long_transfers, 1);
+	ck_assert_uint_eq(st.reclaimed, 0);
+	ck_assert_int_eq(rs_on_link_done(s, a, 3 * SEC), 0);
+	ck_assert_uint_eq(rs_reclaim(s, 100 * SEC, SEC, NULL, NULL, 4), 1);
+	st = gstats(s);
+	ck_assert_uint_eq(st.W, 0);		/* b reclaimed, a not again */
+	ck_assert_uint_eq(st.long_transfers, 2);
+	/* still released: its end is due, counts its bytes, frees no slot */
+	ck_assert_int_eq(rs_on_end(s, a, false, 101 * SEC), 0);
+	ck_assert_int_eq(rs_on_end(s, b, false, 101 * SEC), 0);
+	st = gstats(s);
+	ck_assert_uint_eq(st.W, 0);
+	ck_assert_uint_eq(st.long_transfers, 0);
+	ck_assert_uint_eq(st.ended, 2);
+	ck_assert_uint_eq(cstats(s, 0).bytes, 50000);
+	ck_assert_int_eq(rs_on_link_done(s, a, 102 * SEC), RS_ESTALE);
+	ck_assert_int_eq(rs_on_link_done(NULL, a, 102 * SEC), RS_EINVAL);
+	rs_free(s);
+}
+END_TEST
+
 static struct rs_sched *cb_sched;
 static size_t cb_result = 99;
 
@@ -144,6 +191,7 @@ Suite *suite_slotage(void)
 	tcase_add_test(tc, reclaim_oldest_first);
 	tcase_add_test(tc, reclaim_skips_long_transfers);
 	tcase_add_test(tc, reclaim_misuse);
+	tcase_add_loop_test(tc, link_done_hands_the_slot_on, 0, 4);
 	suite_add_tcase(su, tc);
 	return su;
 }

@@ -59,6 +59,30 @@ START_TEST(wrc_mult_sequence)
 END_TEST
 
 /* The window never falls below 1 and max_window caps it. */
+/* The interval ends inside a call that does not release (first byte):
+ * W+ grows there, the deadline is then one already passed, and the timer
+ * releases the waiting request at once (not an interval later). */
+START_TEST(interval_inside_a_call_makes_the_timer_due)
+{
+	struct rec rec = { 0 };
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_WRC_MULT);
+	struct rs_sched *s = new_one_class(&cfg, &rec);
+	rs_id r1;
+
+	r1 = enq(s, 0, 1, 0, 0);
+	enq(s, 0, 1, 0, 0);			/* waits: W+ = 1 */
+	ck_assert_int_eq(rs_on_bytes(s, r1, 250000, SEC / 2), 0);
+	ck_assert_int_eq(rs_on_first_byte(s, r1, -1, SEC + 1), 0);
+	ck_assert_double_eq_tol(gstats(s).W_max, 2, 1e-12);	/* grew */
+	ck_assert_int_eq(rec.n, 1);		/* no release in there */
+	ck_assert_uint_le(rs_next_deadline(s), SEC + 1);
+	rs_on_timer(s, SEC + 2);
+	ck_assert_int_eq(rec.n, 2);
+	ck_assert_uint_eq(rs_next_deadline(s), 2 * SEC + 1);
+	rs_free(s);
+}
+END_TEST
+
 START_TEST(wrc_mult_bounds)
 {
 	struct rec rec = { 0 };
@@ -192,6 +216,7 @@ Suite *suite_window(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, wrc_mult_sequence);
+	tcase_add_test(tc, interval_inside_a_call_makes_the_timer_due);
 	tcase_add_test(tc, wrc_mult_bounds);
 	tcase_add_test(tc, wrc_mult_fractional_window);
 	tcase_add_test(tc, fixed_window);
