@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Paths the lean build cannot reach (issue 12, items 7 and 8), against the
-build with OpenSSL and the ICAP client (make squid-tls-icap; skipped when it
-is absent; make check-protocols runs them):
+build with OpenSSL, the ICAP client and eCAP (make squid-tls-icap; skipped
+when it is absent; make check-protocols runs them):
 
 - SslBump peek-and-splice of a CONNECT (`ssl_bump peek step1`, `ssl_bump
   splice all`): the splice at step 2 is a new, forced tunnel
@@ -16,6 +16,8 @@ is absent; make check-protocols runs them):
 - ICAP RESPMOD (respmod_precache, a minimal ICAP server in this file that
   echoes the response after a delay): whether the window slot stays held
   while the service holds the virgin body.
+- eCAP RESPMOD (the same, through ecap_hold.cc, an adapter module the tests
+  compile against libecap; skipped without libecap3-dev).
 
 The TLS origin uses a self-signed certificate made at test time with
 openssl; the same certificate is the ssl-bump port's (it never signs
@@ -44,7 +46,7 @@ HERE = Path(__file__).resolve().parent
 
 @pytest.fixture
 def tls_squid(squid_factory) -> Callable[..., h.Squid]:
-    """squid_factory for the build with OpenSSL and ICAP; skips when absent."""
+    """squid_factory for the build with OpenSSL, ICAP and eCAP; skips when absent."""
     if not h.SQUID_TLS_ICAP_BIN.exists():
         pytest.skip(f"{h.SQUID_TLS_ICAP_BIN} not built (make squid-tls-icap)")
 
