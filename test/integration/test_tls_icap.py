@@ -632,9 +632,12 @@ def test_ecap_late_answer_hands_the_slot_on(tls_squid, scripted_origin, ecap_hol
 
 def test_ecap_adapter_holding_a_large_body_keeps_its_ticket(tls_squid, scripted_origin, ecap_hold):
     """The adapter takes nothing of the 8,000,000-byte virgin body for 4 s
-    after the headers: Squid's virgin body pipe fills and Squid stops
-    reading the origin with the link idle. The response stays outstanding,
-    not ended, for the hold; the client's first byte comes after it."""
+    after the headers: Squid reads the head and its 64 KB virgin body pipe
+    and stops reading the origin with the link idle. That is just past
+    request_sched_long_transfer (64 KB, by the head's bytes): the response
+    has left the window (W = 0, long_transfers 1) but stays outstanding,
+    not ended, for the hold (with a higher threshold it would hold its
+    slot: doc/squid.md); the client's first byte comes after the hold."""
     sq, bg = _held_fetch(tls_squid, scripted_origin, "/ecap-big", ICAP_BIG, ecap_conf(ecap_hold, "headers"))
     wait_until(lambda: scripted_origin.sent["/ecap-big"] > 0, 10, what="the origin to answer")
     wait_until(lambda: _unchanged(scripted_origin, "/ecap-big", 0.3), 2.5, step=0,
@@ -649,6 +652,7 @@ def test_ecap_adapter_holding_a_large_body_keeps_its_ticket(tls_squid, scripted_
     for rp in (rp1, rp2):
         assert rp.g("W") == 0 and rp.g("long_transfers") == 1, rp.text
         assert rp.c("a", "outstanding") == 1 and rp.g("ended") == 0, rp.text
+        assert 65536 < rp.c("a", "bytes") < 65536 + 1000, f"Squid read more than its body pipe:\n{rp.text}"
     rp = idle(sq)
     assert_balanced(rp)
     assert rp.g("released") == 1, rp.text
