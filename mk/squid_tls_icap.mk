@@ -3,9 +3,9 @@
 # (SslBump), the ICAP client and eCAP, for the protocol paths the lean build
 # (--without-openssl --disable-icap-client --disable-ecap,
 # scripts/squid-build) cannot reach: issue 12, items 7 and 8 (doc/squid.md,
-# "Forced tunnels" and "Slots held without using the link"). Same source, series and flags as
-# `make squid`, in its own source tree and prefix under build/tls-icap/ (the
-# normal build is untouched); not part of `make check`.
+# "Forced tunnels" and "Slots held without using the link"). Same source,
+# series and flags as `make squid`, in its own source tree and prefix under
+# build/tls-icap/ (the normal build is untouched); not part of `make check`.
 # (Named to sort after integration.mk and squid.mk, whose variables it uses.)
 #
 #   make squid-tls-icap   fetch (cached download), patch, configure
