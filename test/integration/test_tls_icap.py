@@ -469,9 +469,10 @@ def icap_conf(svc: IcapServer) -> str:
             "adaptation_access rsicap allow all\n")
 
 
-ICAP_HOLD = 4.0
-ICAP_BIG = 8_000_000               # far more than the socket buffers and Squid's body pipe
-ICAP_SMALL = 50_000
+# the responses the ICAP service and the eCAP adapter hold, and for how long (s)
+ADAPT_HOLD = 4.0
+ADAPT_BIG = 8_000_000               # far more than the socket buffers and Squid's body pipe
+ADAPT_SMALL = 50_000
 
 
 @pytest.fixture
@@ -507,8 +508,8 @@ def _held_fetch(tls_squid, scripted_origin, path: str, size: int,
 
 def _icap_fetch(icap_server, tls_squid, scripted_origin, path: str, size: int,
                 answer_late: bool) -> Tuple[IcapServer, h.Squid, Background]:
-    """_held_fetch through an ICAP service holding the response ICAP_HOLD s."""
-    svc = icap_server(ICAP_HOLD, answer_late)
+    """_held_fetch through an ICAP service holding the response ADAPT_HOLD s."""
+    svc = icap_server(ADAPT_HOLD, answer_late)
     return (svc,) + _held_fetch(tls_squid, scripted_origin, path, size, icap_conf(svc))
 
 
@@ -520,7 +521,7 @@ def test_icap_service_holding_a_large_body_keeps_its_ticket(tls_squid, scripted_
     1.5 s: socket buffers growing). Past request_sched_long_transfer (64 KB) the response has left
     the window (W = 0, long_transfers 1) but stays outstanding, not ended:
     its ticket, its flow and its user stay while the service holds it."""
-    svc, sq, bg = _icap_fetch(icap_server, tls_squid, scripted_origin, "/icap-big", ICAP_BIG, False)
+    svc, sq, bg = _icap_fetch(icap_server, tls_squid, scripted_origin, "/icap-big", ADAPT_BIG, False)
     assert svc.got_headers.wait(10), "no RESPMOD reached the service"
     wait_until(lambda: _unchanged(scripted_origin, "/icap-big", 0.3), 2.5, step=0,
                what="the origin's writes to stall")
@@ -529,10 +530,10 @@ def test_icap_service_holding_a_large_body_keeps_its_ticket(tls_squid, scripted_
     sent2, rp2 = scripted_origin.sent["/icap-big"], sq.report()
     assert not svc.got_body.is_set()
     r = bg.join(30)[0]
-    assert r.ok and r.body_len == ICAP_BIG, r
+    assert r.ok and r.body_len == ADAPT_BIG, r
     # socket buffers may still grow by a few steps (0-128 KB measured):
     # under 3 Mbit/s, after about 6 MB in the first fraction of a second
-    assert sent1 < ICAP_BIG and sent2 - sent1 <= 524288, f"origin bytes moved during the hold: {sent1} -> {sent2}"
+    assert sent1 < ADAPT_BIG and sent2 - sent1 <= 524288, f"origin bytes moved during the hold: {sent1} -> {sent2}"
     for rp in (rp1, rp2):
         assert rp.g("W") == 0 and rp.g("long_transfers") == 1, rp.text
         assert rp.c("a", "outstanding") == 1 and rp.g("ended") == 0, rp.text
@@ -541,7 +542,7 @@ def test_icap_service_holding_a_large_body_keeps_its_ticket(tls_squid, scripted_
     assert rp.g("released") == 1 and svc.respmods == 1, rp.text
     print(f"ICAP holding the body: W {rp1.g('W'):.0f}/{rp2.g('W'):.0f}, outstanding "
           f"{rp1.c('a', 'outstanding'):.0f}/{rp2.c('a', 'outstanding'):.0f}, class bytes "
-          f"{rp1.c('a', 'bytes'):.0f}/{rp2.c('a', 'bytes'):.0f}, origin stalled at {sent1} -> {sent2} of {ICAP_BIG} bytes")
+          f"{rp1.c('a', 'bytes'):.0f}/{rp2.c('a', 'bytes'):.0f}, origin stalled at {sent1} -> {sent2} of {ADAPT_BIG} bytes")
 
 
 def _late_answer_hands_the_slot_on(sq: h.Squid, scripted_origin, bg: Background, name: str) -> str:
@@ -549,7 +550,7 @@ def _late_answer_hands_the_slot_on(sq: h.Squid, scripted_origin, bg: Background,
     the origin's end was just seen (t0). A request for /NAME-next arriving
     now reaches the origin within 2 s under `fixed 1`; at 0.5 s (or then)
     W = 0, nothing ended, both responses long transfers and outstanding,
-    the first client still waiting; its body arrives ICAP_HOLD s after t0;
+    the first client still waiting; its body arrives ADAPT_HOLD s after t0;
     both are charged. Returns what it measured."""
     t0 = time.monotonic()
     url2 = scripted_origin.add(f"/{name}-next", "HTTP/1.1 200 OK\nContent-Length: 1000\nCache-Control: no-store\n"
@@ -562,17 +563,17 @@ def _late_answer_hands_the_slot_on(sq: h.Squid, scripted_origin, bg: Background,
     assert bg.threads[0].is_alive(), "the client got its response before the adaptation answered"
     r, r2 = bg.join(30)[0], bg2.join(30)[0]
     t_body = r.t_end - t0
-    assert r.ok and r.body_len == ICAP_SMALL, r
+    assert r.ok and r.body_len == ADAPT_SMALL, r
     assert r2.ok and r2.body_len == 1000, r2
     # the hold started when Squid had the origin's end: a few ms before t0
-    assert ICAP_HOLD - 0.2 < t_body < ICAP_HOLD + 2, f"the body came {t_body:.2f}s after the origin's end"
+    assert ADAPT_HOLD - 0.2 < t_body < ADAPT_HOLD + 2, f"the body came {t_body:.2f}s after the origin's end"
     assert rp1.g("W") == 0 and rp1.g("ended") == 0, rp1.text
     assert rp1.g("long_transfers") == rp1.c("a", "outstanding") == 2, rp1.text
     wait_until(lambda: sq.report().g("ended") == 2, 5, what="both tickets to end")
     rp = idle(sq)
     assert_balanced(rp)
     charged = rp.c("a", "bytes")
-    assert rp.g("released") == 2 and ICAP_SMALL + 1000 <= charged < ICAP_SMALL + 1000 + 2000, rp.text
+    assert rp.g("released") == 2 and ADAPT_SMALL + 1000 <= charged < ADAPT_SMALL + 1000 + 2000, rp.text
     return (f"the next request at the origin {t_next:.2f}s after the first's origin end, "
             f"W {rp1.g('W'):.0f} at {max(0.5, t_next):.1f}s, first body at the client after {t_body:.2f}s, "
             f"class bytes {charged:.0f}")
@@ -587,7 +588,7 @@ def test_icap_late_answer_hands_the_slot_on(tls_squid, scripted_origin, icap_ser
     the response a long transfer) while the request stays outstanding until
     the service answers, and a request that arrives during the hold reaches
     the origin at once under `fixed 1` (before patch 40 it waited the 4 s)."""
-    svc, sq, bg = _icap_fetch(icap_server, tls_squid, scripted_origin, "/icap-small", ICAP_SMALL, True)
+    svc, sq, bg = _icap_fetch(icap_server, tls_squid, scripted_origin, "/icap-small", ADAPT_SMALL, True)
     assert svc.got_body.wait(10), "the service did not get the whole body"
     assert scripted_origin.done["/icap-small"].wait(5)
     print("ICAP answering late: " + _late_answer_hands_the_slot_on(sq, scripted_origin, bg, "icap"))
@@ -611,13 +612,13 @@ def ecap_hold(session_dir: Path) -> Path:
 
 
 def ecap_conf(module: Path, hold_from: str) -> str:
-    """The adapter holds each response ICAP_HOLD s after the end of its
+    """The adapter holds each response ADAPT_HOLD s after the end of its
     virgin body (`body`, taken as it arrives) or after its headers
     (`headers`, taking nothing of the body until then)."""
     return (f"loadable_modules {module}\n"
             "ecap_enable on\n"
             "ecap_service rsecap respmod_precache uri=ecap://reqsched.test/hold bypass=off "
-            f"hold={ICAP_HOLD:g} from={hold_from}\n"
+            f"hold={ADAPT_HOLD:g} from={hold_from}\n"
             "adaptation_access rsecap allow all\n")
 
 
@@ -625,7 +626,7 @@ def test_ecap_late_answer_hands_the_slot_on(tls_squid, scripted_origin, ecap_hol
     """As test_icap_late_answer_hands_the_slot_on, through the eCAP adapter:
     it takes the whole 50,000-byte virgin body as it arrives and answers 4 s
     after its end (eCAP goes through the same Client and Initiator path)."""
-    sq, bg = _held_fetch(tls_squid, scripted_origin, "/ecap-small", ICAP_SMALL, ecap_conf(ecap_hold, "body"))
+    sq, bg = _held_fetch(tls_squid, scripted_origin, "/ecap-small", ADAPT_SMALL, ecap_conf(ecap_hold, "body"))
     assert scripted_origin.done["/ecap-small"].wait(10), "the origin did not finish its response"
     print("eCAP answering late: " + _late_answer_hands_the_slot_on(sq, scripted_origin, bg, "ecap"))
 
@@ -638,7 +639,7 @@ def test_ecap_adapter_holding_a_large_body_keeps_its_ticket(tls_squid, scripted_
     has left the window (W = 0, long_transfers 1) but stays outstanding,
     not ended, for the hold (with a higher threshold it would hold its
     slot: doc/squid.md); the client's first byte comes after the hold."""
-    sq, bg = _held_fetch(tls_squid, scripted_origin, "/ecap-big", ICAP_BIG, ecap_conf(ecap_hold, "headers"))
+    sq, bg = _held_fetch(tls_squid, scripted_origin, "/ecap-big", ADAPT_BIG, ecap_conf(ecap_hold, "headers"))
     wait_until(lambda: scripted_origin.sent["/ecap-big"] > 0, 10, what="the origin to answer")
     wait_until(lambda: _unchanged(scripted_origin, "/ecap-big", 0.3), 2.5, step=0,
                what="the origin's writes to stall")
@@ -646,9 +647,9 @@ def test_ecap_adapter_holding_a_large_body_keeps_its_ticket(tls_squid, scripted_
     time.sleep(1.5)
     sent2, rp2 = scripted_origin.sent["/ecap-big"], sq.report()
     r = bg.join(30)[0]
-    assert r.ok and r.body_len == ICAP_BIG, r
-    assert r.t_first - r.t_start > ICAP_HOLD, f"first byte after {r.t_first - r.t_start:.2f}s"
-    assert sent1 < ICAP_BIG and sent2 - sent1 <= 524288, f"origin bytes moved during the hold: {sent1} -> {sent2}"
+    assert r.ok and r.body_len == ADAPT_BIG, r
+    assert r.t_first - r.t_start > ADAPT_HOLD, f"first byte after {r.t_first - r.t_start:.2f}s"
+    assert sent1 < ADAPT_BIG and sent2 - sent1 <= 524288, f"origin bytes moved during the hold: {sent1} -> {sent2}"
     for rp in (rp1, rp2):
         assert rp.g("W") == 0 and rp.g("long_transfers") == 1, rp.text
         assert rp.c("a", "outstanding") == 1 and rp.g("ended") == 0, rp.text
@@ -659,4 +660,4 @@ def test_ecap_adapter_holding_a_large_body_keeps_its_ticket(tls_squid, scripted_
     print(f"eCAP holding the body: W {rp1.g('W'):.0f}/{rp2.g('W'):.0f}, outstanding "
           f"{rp1.c('a', 'outstanding'):.0f}/{rp2.c('a', 'outstanding'):.0f}, class bytes "
           f"{rp1.c('a', 'bytes'):.0f}/{rp2.c('a', 'bytes'):.0f}, origin stalled at {sent1} -> {sent2} of "
-          f"{ICAP_BIG} bytes; client's first byte after {r.t_first - r.t_start:.2f}s")
+          f"{ADAPT_BIG} bytes; client's first byte after {r.t_first - r.t_start:.2f}s")
