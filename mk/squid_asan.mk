@@ -37,15 +37,6 @@ ASAN_RUN_ENV   := ASAN_OPTIONS=log_path=$(ASAN_REPORTS)/asan:detect_leaks=0:new_
                   UBSAN_OPTIONS=log_path=$(ASAN_REPORTS)/ubsan:print_stacktrace=1 \
                   MEMPOOLS=0 RS_SQUID_EXTRA_CONF='memory_pools off'
 
-# Four tests measure what the sanitizers' slowness changes (doc/reliability.md:
-# all pass against the normal build): the chaos mix's reconfigures keep the
-# port closed about a second, the login-share ratio, rfq's half-way snapshot
-# and the SMP shares right after a reconfigure.
-ASAN_DESELECT  := --deselect test_soak.py::test_chaos_mix_stays_balanced \
-                  --deselect test_sched.py::test_user_key_login \
-                  --deselect test_sched.py::test_rfq_class_based_fairness \
-                  --deselect test_smp.py::test_reconfigure_with_queued_requests_in_every_worker
-
 .PHONY: check-asan
 check-asan: $(ASAN_DIR)/stamps/squid $(STAMPS)/tools
 	rm -rf $(ASAN_REPORTS) && mkdir -p $(ASAN_REPORTS) && chmod 1777 $(ASAN_REPORTS)
@@ -54,7 +45,7 @@ check-asan: $(ASAN_DIR)/stamps/squid $(STAMPS)/tools
 	{ echo "check-asan: squid does not load the sanitized libreqsched"; exit 1; }; \
 	t0=$$(date +%s); \
 	cd $(INTEGRATION_DIR) && $(ASAN_RUN_ENV) RS_SQUID=$(ASAN_DIR)/squid/sbin/squid \
-		timeout 3600 $(PYTHON) -m pytest -p no:cacheprovider -q -rfEs $(ASAN_DESELECT) \
+		timeout 3600 $(PYTHON) -m pytest -p no:cacheprovider -q -rfEs \
 		$$(sed 's/#.*//' passing.txt); \
 	rc=$$?; echo "check-asan: suite took $$(( $$(date +%s) - t0 )) s"; \
 	$(TOP)/test/asan/reports $(ASAN_REPORTS) && exit $$rc

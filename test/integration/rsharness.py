@@ -454,6 +454,17 @@ class Squid:
     def report(self) -> Report:
         return parse_report(self.mgr("request_sched"))
 
+    def reports_during(self, seconds: float, step: float = 0.2) -> List[Report]:
+        """Snapshots of the report page taken every `step` for `seconds`: a
+        test that needs the state of a busy proxy reads all of them, not one
+        instant that a slow build (check-asan) may catch between requests."""
+        deadline = time.monotonic() + seconds
+        snaps = [self.report()]
+        while time.monotonic() + step < deadline:
+            time.sleep(step)
+            snaps.append(self.report())
+        return snaps
+
     def access_log(self, quiet: float = 0.2, timeout: float = 5.0) -> List[Dict[str, str]]:
         """access.log rows once the file stopped growing for `quiet` seconds
         (Squid logs a transaction as it tears it down, which can be a moment

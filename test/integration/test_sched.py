@@ -233,7 +233,9 @@ B_USERS = [f"127.0.0.{i}" for i in range(21, 27)]
 def _closed_loop(sq: h.Squid, origin, src: str, stop: float, out: List[Result], lock: threading.Lock) -> None:
     i = 0
     while time.monotonic() < stop:
-        r = http_get(sq.port, origin.url(f"/t3/{src}/{i}", size=10_000, rate_bps=8_000_000), src=src, timeout=20)
+        # 40 ms per response: the window of 2, not Squid's CPU, is the limit,
+        # even for the sanitizers' build (at 10 ms it gave rfq's A 0.240)
+        r = http_get(sq.port, origin.url(f"/t3/{src}/{i}", size=10_000, rate_bps=2_000_000), src=src, timeout=20)
         i += 1
         with lock:
             out.append(r)
@@ -252,12 +254,17 @@ def _share_run(squid_factory, origin, policy: str, seconds: float = 6.0) -> Dict
                for src in [A_USER] * 3 + B_USERS * 3]          # 3 requests in flight per user
     for t in threads:
         t.start()
-    time.sleep(seconds / 2)
-    mid = sq.report()       # every user keeps requests queued: UC_A = 1, UC_B = 6
+    time.sleep(seconds / 3)
+    # the middle third: every user keeps requests queued, UC_A = 1, UC_B = 6
+    # (never more: UC counts users, not requests)
+    mid = sq.reports_during(seconds / 3)
     for t in threads:
         t.join(seconds + 30)
-    assert mid.c("A", "users") == 1 and mid.c("B", "users") == len(B_USERS), mid.text
-    assert mid.g("W") == 2 and mid.g("queued") > 0, mid.text
+    for cls, n in (("A", 1), ("B", len(B_USERS))):
+        seen = [r.c(cls, "users") for r in mid]
+        assert max(seen) == n, f"class {cls} users {seen}:\n{mid[-1].text}"
+    assert max(r.g("W") for r in mid) == 2 and all(r.g("W") <= 2 for r in mid), mid[-1].text
+    assert max(r.g("queued") for r in mid) > 0, mid[-1].text
     assert all(r.ok for r in out), [r for r in out if not r.ok][:5]
     # bytes per user completed in the steady part of the run
     per_user: Dict[str, int] = Counter()
@@ -830,7 +837,10 @@ def _login_share(squid_factory, origin, workdir: Path, user_key: str, seconds: f
     def loop(src: str, login: str) -> None:
         i = 0
         while time.monotonic() < stop:
-            r = http_get(sq.port, origin.url(f"/login/{login}/{i}", size=10_000, rate_bps=8_000_000),
+            # 40 ms per response: the window of 2, not Squid's CPU, limits
+            # even a sanitized build (with 10 ms the sanitized Squid's CPU
+            # was the limit: A's share under the src key 0.145 and 0.296)
+            r = http_get(sq.port, origin.url(f"/login/{login}/{i}", size=10_000, rate_bps=2_000_000),
                          src=src, timeout=20, login="" if ext else login,
                          headers={"X-User": login} if ext else None)
             i += 1
@@ -848,13 +858,14 @@ def _login_share(squid_factory, origin, workdir: Path, user_key: str, seconds: f
     threads = [threading.Thread(target=loop, args=u, daemon=True) for u in users * 3]
     for t in threads:
         t.start()
-    time.sleep(seconds / 2)
-    mid = sq.report()
+    time.sleep(seconds / 3)
+    mid = sq.reports_during(seconds / 3)
     for t in threads:
         t.join(seconds + 30)
     assert all(r.ok for r in out), [r for r in out if not r.ok][:3]
     b_users = 1 if user_key == "src" else 6
-    assert mid.c("B", "users") == b_users, f"request_sched_user {user_key}:\n{mid.text}"
+    seen = [r.c("B", "users") for r in mid]
+    assert max(seen) == b_users, f"request_sched_user {user_key}: B users {seen}:\n{mid[-1].text}"
     a = sum(r.body_len for r in out if r.src == "127.0.0.71" and t0 + 1 <= r.t_end <= stop)
     b = sum(r.body_len for r in out if r.src == "127.0.0.70" and t0 + 1 <= r.t_end <= stop)
     assert_balanced(idle(sq))

@@ -30,12 +30,14 @@ DEFAULT_DELAY = 0.01
 
 
 class Origin:
-    """The origin server: a fixed delay per path, concurrency recorded; a
-    path in `timing` is answered with that Server-Timing header (what the
-    request cost, test_learn_costs.py)."""
+    """The origin server: a fixed delay per path (`delay`, DELAY unless a
+    test changes it), concurrency recorded; a path in `timing` is answered
+    with that Server-Timing header (what the request cost,
+    test_learn_costs.py)."""
 
     def __init__(self) -> None:
         self.port = free_port()
+        self.delay: Dict[str, float] = dict(DELAY)
         self.timing: Dict[str, str] = {}
         self.lock = threading.Lock()
         self.busy: Dict[str, int] = collections.Counter()
@@ -51,7 +53,7 @@ class Origin:
                 with origin.lock:
                     origin.busy[path] += 1
                     origin.peak[path] = max(origin.peak[path], origin.busy[path])
-                time.sleep(DELAY.get(path, DEFAULT_DELAY))
+                time.sleep(origin.delay.get(path, DEFAULT_DELAY))
                 with origin.lock:
                     origin.busy[path] -= 1
                     origin.served.append((t0, time.monotonic(), path))
