@@ -230,12 +230,18 @@ A_USER = "127.0.0.20"
 B_USERS = [f"127.0.0.{i}" for i in range(21, 27)]
 
 
+# The share tests' responses: 10,000 bytes at 2 Mbit/s, 40 ms each, so the
+# window of 2 and not Squid's CPU is the limit, also for the sanitizers'
+# build (with 10 ms it was the limit there: rfq's A got 0.240, and A under
+# request_sched_user src 0.145 and 0.296)
+SHARE_SIZE, SHARE_RATE_BPS = 10_000, 2_000_000
+
+
 def _closed_loop(sq: h.Squid, origin, src: str, stop: float, out: List[Result], lock: threading.Lock) -> None:
     i = 0
     while time.monotonic() < stop:
-        # 40 ms per response: the window of 2, not Squid's CPU, is the limit,
-        # even for the sanitizers' build (at 10 ms it gave rfq's A 0.240)
-        r = http_get(sq.port, origin.url(f"/t3/{src}/{i}", size=10_000, rate_bps=2_000_000), src=src, timeout=20)
+        r = http_get(sq.port, origin.url(f"/t3/{src}/{i}", size=SHARE_SIZE, rate_bps=SHARE_RATE_BPS),
+                     src=src, timeout=20)
         i += 1
         with lock:
             out.append(r)
@@ -837,10 +843,7 @@ def _login_share(squid_factory, origin, workdir: Path, user_key: str, seconds: f
     def loop(src: str, login: str) -> None:
         i = 0
         while time.monotonic() < stop:
-            # 40 ms per response: the window of 2, not Squid's CPU, limits
-            # even a sanitized build (with 10 ms the sanitized Squid's CPU
-            # was the limit: A's share under the src key 0.145 and 0.296)
-            r = http_get(sq.port, origin.url(f"/login/{login}/{i}", size=10_000, rate_bps=2_000_000),
+            r = http_get(sq.port, origin.url(f"/login/{login}/{i}", size=SHARE_SIZE, rate_bps=SHARE_RATE_BPS),
                          src=src, timeout=20, login="" if ext else login,
                          headers={"X-User": login} if ext else None)
             i += 1
