@@ -108,7 +108,7 @@ static int write_json(const struct run *r, const char *dir)
 
 	if (!f)
 		return -1;
-	fprintf(f, "{\"t0_epoch\": %.6f, \"duration_s\": %.3f, \"interrupted\": %s, "
+	fprintf(f, "{\"t0_epoch\": %.6f, \"duration_s\": %.4f, \"interrupted\": %s, "
 		"\"engine_cpu_s\": %.3f,\n", r->t0_epoch, r->elapsed,
 		r->interrupted ? "true" : "false", r->cpu);
 	fprintf(f, "\"transactions\": %ld, \"completed\": %ld, \"errors\": %ld, "

@@ -78,6 +78,21 @@ def test_merge_moves_times_onto_the_first_clock_and_sums(tmp_path):
     assert rows[(0, "all")]["bytes"] == 450 and rows[(2, "g")]["active_users"] == 2
 
 
+def test_a_request_started_just_before_the_stop_is_inside_the_run(tmp_path):
+    """The run's duration is written to the precision of the records' times
+    (4 decimals), so a request started 0.01 ms before the stop (a response
+    ending in the signal's epoll batch starts the next one) is not after the
+    run's end (3 decimals put 1.23441 at 1.234, before the start 1.2344)."""
+    e = Engine(("127.0.0.1", 1), 10)
+    e.t0_epoch, e.elapsed = 1000.0, 1.23441
+    e.txns = [Txn("u1.1", "g-1", "g", "10.0.0.1", "GET", "http://o/1", 1.23440, 1.23440,
+                  -1.0, -1.0, 0, 0, "cancelled at end of run")]
+    assert load.finish(e, str(tmp_path), {}, False, quiet=True) == 0
+    info = json.load(open(tmp_path / "replay.json"))
+    rows = list(csv.DictReader(open(tmp_path / "requests.csv")))
+    assert float(rows[0]["start"]) <= info["duration_s"] == 1.2344
+
+
 def profile(tmp_path, port, users, seconds):
     path = tmp_path / "p.json"
     path.write_text(json.dumps({"servers": "127.0.0.1", "http_port": port, "classes": [

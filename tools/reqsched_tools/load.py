@@ -110,7 +110,7 @@ def finish(engine: Engine, out: str, info: dict, plots: bool, quiet: bool = Fals
     rep = engine.report()
     if not quiet:
         print(format_report(rep), file=sys.stderr, flush=True)
-    info.update({"classes": rep, "t0_epoch": engine.t0_epoch, "duration_s": round(engine.elapsed, 3),
+    info.update({"classes": rep, "t0_epoch": engine.t0_epoch, "duration_s": round(engine.elapsed, 4),
                  "users": list(engine.users.values()), "transactions": len(engine.txns),
                  "completed": done, "errors": errors, "interrupted": engine.interrupted})
     with open(os.path.join(out, "replay.json"), "w", encoding="utf-8") as f:
