@@ -14,11 +14,13 @@ import pytest
 @pytest.fixture(scope="module")
 def start_origin():
     """start(*args) -> (process, port): reqsched-origin listening, with its
-    stderr piped; every process started is stopped after the module."""
+    stderr piped; every process started is stopped, and the directory of
+    their port files removed, after the module."""
     procs = []
+    ports = tempfile.TemporaryDirectory(prefix="rs-origin-test-")
 
     def start(*args: str):
-        pf = os.path.join(tempfile.mkdtemp(prefix="rs-origin-test-"), "port")
+        pf = os.path.join(ports.name, f"port-{len(procs)}")
         p = subprocess.Popen([sys.executable, "-m", "reqsched_tools.origin", "--port", "0",
                               "--port-file", pf, "--max-runtime", "60", "--quiet", *args],
                              stderr=subprocess.PIPE, text=True)
@@ -34,6 +36,7 @@ def start_origin():
         if p.poll() is None:
             p.terminate()
             p.communicate(timeout=5)
+    ports.cleanup()
 
 
 class MiniProxy:
