@@ -51,8 +51,6 @@ struct rs_policy_ops {
 	void (*rebuild)(struct rs_sched *s);	/* reconfigure: classes renewed */
 	void (*sub_ready)(struct rs_sched *s, uint32_t c, unsigned sub);
 	void (*sub_empty)(struct rs_sched *s, uint32_t c, unsigned sub);
-	/* class c took (release) or gave back (end) resources */
-	void (*res_changed)(struct rs_sched *s, uint32_t c);
 };
 
 struct rs_controller_ops {
@@ -187,8 +185,7 @@ struct rs_cres {
 	struct rs_mq mq[RS_MAX_RESOURCES];	/* mqos */
 	uint64_t held[RS_MAX_RESOURCES];	/* held now (resources.c) */
 	uint64_t consumed[RS_MAX_RESOURCES];	/* taken in all */
-	double drf_share;	/* drf: weighted dominant share (key) */
-	double drf_used;	/* drf: dominant shares given / w (ties) */
+	double drf_used;	/* drf: dominant shares given / w (key) */
 	uint32_t hpos_drf;	/* drf: position in s->drf (nq > 0) */
 };
 

@@ -110,8 +110,6 @@ void rs_res_take(struct rs_sched *s, uint32_t r)
 		k->consumed[i] += c;
 	}
 	s->req[r].flags |= RS_RF_HOLDS_RES;
-	if (s->pol->res_changed)
-		s->pol->res_changed(s, s->req[r].cls);
 }
 
 /* Request r, which holds resources, ends: they go back (once). */
@@ -131,8 +129,6 @@ void rs_res_give(struct rs_sched *s, uint32_t r)
 			s->res_excess[i] = s->res_used[i] > cap ?
 					   s->res_used[i] - cap : 0;
 	}
-	if (s->pol->res_changed)
-		s->pol->res_changed(s, q->cls);
 }
 
 /* After a reconfigure: what is in use above a (new) capacity. */

@@ -199,16 +199,16 @@ START_TEST(sqos_example)
 END_TEST
 
 /*
- * drf: smallest held dominant share / weight first (ties: the smaller
- * drf_used, equal in this example at every tie, then the lower index).
- * 1. all 0: gold C1, gold 0.2/6 = .033   2. silver C3, .2/3 = .067
- * 3. bronze B1, .2/1 = .2                4. gold .033: C2, .4/6 = .067
- * 5. gold .067 = silver .067: gold D1 (gold holds 45,30,15: .075)
- * 6. silver D2 (25,25,10: .083)           7. bronze C4; used (95,65,50).
- * Then gold C5 (20,5,5) does not fit cpu, and silver's D3 (5,20,5), which
- * would, waits behind it (gold .075 < silver .083): DRF stops at the first
- * saturated resource. C3 ends: silver holds (5,20,5), .067 < .075: D3
- * goes first (used 80,80,50), then gold's C5 (100,85,55).
+ * drf: the smallest drf_used first (the dominant shares given, each / w;
+ * every kind's dominant share is 0.2); ties: the lower index.
+ * 1. all 0: gold C1, gold .033        2. silver 0: C3, .067
+ * 3. bronze 0: B1, .2                 4. gold .033: C2, .067
+ * 5. gold .067 = silver .067: gold D1 (.1), gold empties
+ * 6. silver .067: D2 (.133)           7. bronze .2: C4 (.4); used (95,65,50).
+ * Then gold's C5 (20,5,5) comes back at V = .2 (bronze's key before its
+ * charge) and has no cpu room: reserved; silver's D3 (5,20,5), also at .2,
+ * comes after it (index) and does not fit beside what C5 needs (cpu 95 +
+ * 20 + 5). C3 ends (75,60,45): C5 goes (95,65,50), then D3 (100,85,55).
  */
 START_TEST(drf_example)
 {
@@ -225,7 +225,7 @@ START_TEST(drf_example)
 	ck_assert_int_eq(rec.n, 8);
 	ck_assert_int_eq(rs_on_end(s, ids[C3], false, 2), 0);
 	ck_assert_int_eq(rec.n, 10);
-	ck_assert(rec.id[8] == d3 && rec.id[9] == c5);
+	ck_assert(rec.id[8] == c5 && rec.id[9] == d3);
 	expect_in_use(s, -1, 100, 85, 55);
 	for (int i = 1; i < rec.n; i++)
 		if (rec.id[i] != ids[C3])
@@ -309,6 +309,67 @@ START_TEST(drf_one_request_fills_the_server)
 	ck_assert(rec->id[78] == bronze[12]);
 	ck_assert_int_eq(rs_on_end(s, rec->id[78], false, ++now), 0);
 	ck_assert_int_ge(id_index(gold, 80, rec->id[79]), 0);
+	rs_free(s);
+	free(rec);
+}
+END_TEST
+
+/*
+ * drf counts what a class was given, not what it holds now. Weights 2:1,
+ * every request K = (25, 1, 1) (dominant share .25: four fill the cpu),
+ * queued behind a request of "fill" that holds the whole server; gold's
+ * requests end as soon as they are released, bronze's never. drf_used
+ * grows by .125 a gold request, .25 a bronze one (exact in binary), so
+ * once fill ends: G B G G (the cpu full), then one release per gold end:
+ * B (.25 < .375) G G (.5 = .5: index) B G G B: bronze holds all four slots
+ * after 7 gold and 4 bronze, 2:1 given whatever how long each holds. With
+ * the key at what a class holds now (before 2026-11-26) bronze stopped at
+ * 2 slots (it went only while it held no more than half of what gold
+ * held) and every later slot went to gold.
+ */
+START_TEST(drf_counts_what_was_given)
+{
+	static const uint32_t K[3] = { 25, 1, 1 };
+	static const char want[] = "GBGGBGGBGGB";
+	struct rs_config cfg = res_cfg(RS_POLICY_DRF);
+	struct rec *rec = calloc(1, sizeof(*rec));
+	rs_id gold[30], bronze[30], fill;
+	struct rs_sched *s;
+	int i, next = 0, ngold = 0;
+
+	ck_assert_ptr_nonnull(rec);
+	s = rs_new(&cfg, rec_release, rec);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(rs_class_add(s, "gold", 2), 0);
+	ck_assert_int_eq(rs_class_add(s, "bronze", 1), 1);
+	ck_assert_int_eq(rs_class_add(s, "fill", 20), 2);
+	fill = enq_cost(s, 2, ALL, 1);
+	for (i = 0; i < 30; i++) {
+		gold[i] = enq_cost(s, 0, K, 1);
+		bronze[i] = enq_cost(s, 1, K, 1);
+	}
+	ck_assert_int_eq(rec->n, 1);
+	ck_assert_int_eq(rs_on_end(s, fill, false, 2), 0);
+	ck_assert_int_eq(rec->n, 5);
+	/* end each gold request in service, in release order */
+	for (next = 1; next < rec->n; next++) {
+		bool is_gold = id_index(gold, 30, rec->id[next]) >= 0;
+
+		ck_assert_msg(next - 1 < (int)sizeof(want) - 1,
+			      "release %d past the %zu expected", next - 1, sizeof(want) - 1);
+		ck_assert_msg(is_gold == (want[next - 1] == 'G'),
+			      "release %d: want %c", next - 1, want[next - 1]);
+		if (is_gold) {
+			ngold++;
+			ck_assert_int_eq(rs_on_end(s, rec->id[next], false, 3), 0);
+		}
+	}
+	ck_assert_int_eq(ngold, 7);
+	ck_assert_int_eq(rec->n, 12);
+	expect_in_use(s, 1, 100, 4, 4);	/* bronze holds every slot */
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(rs_on_end(s, bronze[i], false, 4), 0);
+	ck_assert_int_eq(rec->n, 16);
 	rs_free(s);
 	free(rec);
 }
@@ -408,7 +469,7 @@ END_TEST
  *   mqos  cpu 0.594 0.301 0.106   disk 0.596 0.301 0.104
  *                                 bw 0.596 0.301 0.103
  *   sqos  cpu 0.596 0.300 0.105   (disk and bw not held)
- *   drf   0.597 0.300 0.103 on each resource
+ *   drf   0.595 0.301 0.104 on each resource
  */
 static void long_run(enum rs_policy p, int exact)
 {
@@ -605,6 +666,7 @@ Suite *suite_mqos(void)
 	tcase_add_test(tc, sqos_example);
 	tcase_add_test(tc, drf_example);
 	tcase_add_test(tc, drf_one_request_fills_the_server);
+	tcase_add_test(tc, drf_counts_what_was_given);
 	tcase_add_test(tc, reservation_mqos);
 	tcase_add_test(tc, reservation_drf);
 	tcase_add_test(tc, drf_reserved_head_lets_others_go);

@@ -83,9 +83,17 @@ def test_closed_higher_class_lower_latency(scenario, mode: str) -> None:
     assert lat[0] < lat[1] < lat[2], lat
 
 
-def test_open_drf_orders_classes(scenario) -> None:
-    for shares in metrics(scenario)["open"]["drf"]["shares"]:
+def test_open_drf_splits_every_resource_near_6_3_1(scenario) -> None:
+    """drf orders classes by the dominant shares they were given (DRFQ):
+    every resource within the issue's 10 % of 6:3:1 (worst 8.7 %, bronze on
+    the bandwidth, with seed 1; 7.6 % and 3.7 % with seeds 2 and 3). With
+    the key at what a class held at the decision (before 2026-11-26) bronze
+    got 10.9 %, 18.5 % and 10.8 % less than its share of the CPU or the
+    bandwidth."""
+    for j, shares in enumerate(metrics(scenario)["open"]["drf"]["shares"]):
         assert shares[0] > shares[1] > shares[2], shares
+        for got, want in zip(shares, TARGET):
+            assert abs(got - want) / want <= 0.10, (j, shares)
 
 
 KIND_COSTS = [[5, 0.2, 0.4], [0.4, 4, 0.6], [0.2, 0.4, 3]]
