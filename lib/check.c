@@ -300,9 +300,31 @@ static void check_resources(const struct rs_sched *s, const char *op)
 			       held[(size_t)c * RS_MAX_RESOURCES + i]);
 	}
 	free(held);
+	/* a waiting request that costs nothing of resource i has bit i of
+	 * res_free_for (rs_resv_blocks_all() relies on it) */
+	for (r = s->ghead; s->cost && r != RS_NIL; r = s->req[r].gnext)
+		for (i = 0; i < RS_MAX_RESOURCES; i++)
+			ASSERT("resources", s->cost[r][i] ||
+			       (s->res_free_for & (1u << i)));
 	/* reservation.c: the reserved request is a queued one */
 	ASSERT("resources", s->resv == RS_NIL ||
 	       (s->resv < s->nreq && s->req[s->resv].state == RS_ST_QUEUED));
+	/* when rs_resv_blocks_all() says so, no waiting request fits beside
+	 * the reserved one (on some managed resource it needs more than is
+	 * left: used + cost(resv) + cost(r) > capacity) */
+	if (!s->cost || !rs_resv_blocks_all(s))
+		return;
+	for (r = s->ghead; r != RS_NIL; r = s->req[r].gnext) {
+		bool blocked = false;
+
+		if (r == s->resv)
+			continue;
+		for (i = 0; i < s->cfg.nres; i++)
+			blocked |= rs_res_cost(s, r, i) && rs_res_managed(s, i) &&
+				   s->res_used[i] + rs_res_cost(s, s->resv, i) +
+				   rs_res_cost(s, r, i) > s->cfg.res_capacity[i];
+		ASSERT("resources", blocked);
+	}
 }
 
 static void check_policy(struct rs_sched *s, const char *op, bool renewed)

@@ -16,14 +16,13 @@
  * shares given follow the weights; with the same mix of requests in every
  * class so does each resource's use.
  *
- * Before (2026-11-26) the key was what the class holds now (DRF's
- * instantaneous allocation), drf_used only a tie-break. In the simulator's
- * website-gateway (seeds 1-3) that gave 6.8-7.8 : 3.0-3.4 : 1 on the CPU
- * against 6:3:1, and on the testbed 4.4-5.0 : 2.1-2.5 : 1: at a decision
- * a class's holdings are a few requests, whose ends (not the weights)
- * decide who is short. The charge is the cost vector, not how long it is
- * held: a class whose requests hold their costs longer gets more of the
- * resources' time than its weight (the costs are rates; doc/website-gateway.md).
+ * Before (2026-11-26) the key was what the class held at the decision
+ * (DRF's instantaneous allocation), drf_used only a tie-break: bronze got
+ * 43-47 % more than its CPU share on the testbed's website gateway and
+ * 11-19 % less in the simulator's; since, the worst class is 2.6-8.7 % off
+ * (doc/website-gateway.md). The charge is the cost vector, not how long it
+ * is held: a class whose requests hold their costs longer than others'
+ * gets more of the resources' time than its weight (the costs are rates).
  *
  * When the top's head has no room it is reserved (reservation.c) and the
  * next classes in key order may go beside it, with what it needs kept for
@@ -35,8 +34,8 @@
  * other classes come before its class in key order (the reservation
  * follows the top; the others' keys grow with what they are given, so its
  * class comes back to the top). Keys change only when a class is given a
- * request: O(log classes) per release, O(DRF_LOOK) more when the top's head
- * has no room.
+ * request: O(log classes) per release, O(DRF_LOOK * resources) more when
+ * the top's head has no room.
  *
  * Invariant (check.c): a class is in s->drf iff nq > 0, and the heap is
  * ordered by (drf_used, index).
@@ -133,6 +132,8 @@ static uint32_t drf_pick(struct rs_sched *s)
 		r = s->cls[top.c].q[0].head;
 		if (rs_resv_admit(s, r))
 			return charge(s, top.c, r);
+		if (!seen && rs_resv_blocks_all(s))
+			break;
 		for (i = 2 * top.pos + 1; i <= 2 * top.pos + 2 && i < s->drf.n; i++)
 			look_at(s, &front[n++], i);
 	}

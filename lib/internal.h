@@ -392,6 +392,9 @@ struct rs_sched {
 	uint64_t res_excess[RS_MAX_RESOURCES];	/* used above a capacity that
 						 * a reconfigure lowered */
 	uint64_t res_consumed[RS_MAX_RESOURCES];
+	uint32_t res_free_for;	/* bit i: a waiting request may cost 0 of
+				 * resource i (every one enqueued since the
+				 * last reconfigure, and those it kept) */
 	uint32_t resv;		/* the request reserved (reservation.c) */
 	uint32_t resv_passed;	/* others released since it was */
 	/* mqos: one sub-scheduler per resource */
@@ -584,6 +587,7 @@ double rs_res_share(const struct rs_sched *s, uint32_t c);
 
 /* reservation.c: may a request take its resources now */
 bool rs_resv_admit(struct rs_sched *s, uint32_t r);
+bool rs_resv_blocks_all(const struct rs_sched *s);
 void rs_resv_forget(struct rs_sched *s, uint32_t r);
 
 /* mqos.c, sqos.c, drf.c */

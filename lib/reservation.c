@@ -76,6 +76,25 @@ bool rs_resv_admit(struct rs_sched *s, uint32_t r)
 	return false;
 }
 
+/* Nothing waiting can go beside the reserved request: its reservation
+ * holds, and on some resource it has no room every waiting request needs
+ * some of (used_i + cost_i(resv) >= capacity_i > 0, bit i of
+ * res_free_for clear). Saves drf's look-ahead when it would find nothing. */
+bool rs_resv_blocks_all(const struct rs_sched *s)
+{
+	unsigned i;
+
+	if (s->resv == RS_NIL || s->resv_passed < s->pol->resv_passes)
+		return false;
+	for (i = 0; i < s->cfg.nres; i++)
+		if (!(s->res_free_for & (1u << i)) && rs_res_managed(s, i) &&
+		    s->cfg.res_capacity[i] &&
+		    s->res_used[i] + rs_res_cost(s, s->resv, i) >=
+		    s->cfg.res_capacity[i])
+			return true;
+	return false;
+}
+
 /* Request r leaves its queue, or is no longer what the policy would serve
  * next. */
 void rs_resv_forget(struct rs_sched *s, uint32_t r)

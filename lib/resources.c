@@ -55,12 +55,25 @@ int rs_res_reserve(struct rs_sched *s, uint32_t cap, bool nres)
 	return 0;
 }
 
+/* The resources request r costs nothing of (a bit per resource). */
+static uint32_t free_for(const struct rs_sched *s, uint32_t r)
+{
+	uint32_t bits = 0;
+	unsigned i;
+
+	for (i = 0; i < RS_MAX_RESOURCES; i++)
+		if (!s->cost[r][i])
+			bits |= 1u << i;
+	return bits;
+}
+
 /* Request r (new) costs cost (NULL: nothing). The cost slots exist. */
 void rs_res_set(struct rs_sched *s, uint32_t r, const uint32_t *cost)
 {
 	memset(s->cost[r], 0, sizeof(s->cost[r]));
 	if (cost)
 		memcpy(s->cost[r], cost, s->cfg.nres * sizeof(*cost));
+	s->res_free_for |= free_for(s, r);
 }
 
 /* Resource i is one the policy manages. */
@@ -134,6 +147,7 @@ void rs_res_give(struct rs_sched *s, uint32_t r)
 /* After a reconfigure: what is in use above a (new) capacity. */
 void rs_res_reconfigured(struct rs_sched *s)
 {
+	uint32_t r;
 	unsigned i;
 
 	for (i = 0; i < RS_MAX_RESOURCES; i++) {
@@ -141,6 +155,9 @@ void rs_res_reconfigured(struct rs_sched *s)
 
 		s->res_excess[i] = s->res_used[i] > cap ? s->res_used[i] - cap : 0;
 	}
+	s->res_free_for = 0;
+	for (r = s->ghead; s->cost && r != RS_NIL; r = s->req[r].gnext)
+		s->res_free_for |= free_for(s, r);
 }
 
 /* Request r's largest cost relative to capacity, and the resource of it
