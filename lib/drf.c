@@ -46,11 +46,15 @@
  * a decision when the top's head has no room. */
 #define DRF_LOOK 8
 
+/* drf's order: class a with key x before class b with key y. */
+static bool key_less(double x, uint32_t a, double y, uint32_t b)
+{
+	return x != y ? x < y : a < b;
+}
+
 static bool drf_less(const struct rs_sched *s, uint32_t a, uint32_t b)
 {
-	double x = s->cres[a].drf_used, y = s->cres[b].drf_used;
-
-	return x != y ? x < y : a < b;
+	return key_less(s->cres[a].drf_used, a, s->cres[b].drf_used, b);
 }
 
 static void drf_setpos(struct rs_sched *s, uint32_t c, uint32_t pos)
@@ -123,9 +127,8 @@ static uint32_t drf_pick(struct rs_sched *s)
 		uint32_t r;
 
 		for (best = 0, i = 1; i < n; i++)
-			if (front[i].key < front[best].key ||
-			    (front[i].key == front[best].key &&
-			     front[i].c < front[best].c))
+			if (key_less(front[i].key, front[i].c,
+				     front[best].key, front[best].c))
 				best = i;
 		top = front[best];
 		front[best] = front[--n];
