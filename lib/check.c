@@ -310,21 +310,12 @@ static void check_resources(const struct rs_sched *s, const char *op)
 	ASSERT("resources", s->resv == RS_NIL ||
 	       (s->resv < s->nreq && s->req[s->resv].state == RS_ST_QUEUED));
 	/* when rs_resv_blocks_all() says so, no waiting request fits beside
-	 * the reserved one (on some managed resource it needs more than is
-	 * left: used + cost(resv) + cost(r) > capacity) */
+	 * the reserved one: the look-ahead it stops would have found none */
 	if (!s->cost || !rs_resv_blocks_all(s))
 		return;
-	for (r = s->ghead; r != RS_NIL; r = s->req[r].gnext) {
-		bool blocked = false;
-
-		if (r == s->resv)
-			continue;
-		for (i = 0; i < s->cfg.nres; i++)
-			blocked |= rs_res_cost(s, r, i) && rs_res_managed(s, i) &&
-				   s->res_used[i] + rs_res_cost(s, s->resv, i) +
-				   rs_res_cost(s, r, i) > s->cfg.res_capacity[i];
-		ASSERT("resources", blocked);
-	}
+	for (r = s->ghead; r != RS_NIL; r = s->req[r].gnext)
+		ASSERT("resources", r == s->resv ||
+		       !rs_resv_fits_beside(s, s->resv, r));
 }
 
 static void check_policy(struct rs_sched *s, const char *op, bool renewed)

@@ -587,6 +587,7 @@ double rs_res_share(const struct rs_sched *s, uint32_t c);
 
 /* reservation.c: may a request take its resources now */
 bool rs_resv_admit(struct rs_sched *s, uint32_t r);
+bool rs_resv_fits_beside(const struct rs_sched *s, uint32_t h, uint32_t r);
 bool rs_resv_blocks_all(const struct rs_sched *s);
 void rs_resv_forget(struct rs_sched *s, uint32_t r);
 

@@ -39,7 +39,7 @@
 #include "internal.h"
 
 /* Every managed resource has room for request r beside request h. */
-static bool fits_beside(const struct rs_sched *s, uint32_t h, uint32_t r)
+bool rs_resv_fits_beside(const struct rs_sched *s, uint32_t h, uint32_t r)
 {
 	unsigned i;
 
@@ -63,7 +63,7 @@ bool rs_resv_admit(struct rs_sched *s, uint32_t r)
 
 	if (s->resv != RS_NIL && s->resv != r) {
 		ok = s->resv_passed >= s->pol->resv_passes ?
-		     fits_beside(s, s->resv, r) : rs_res_fits(s, r);
+		     rs_resv_fits_beside(s, s->resv, r) : rs_res_fits(s, r);
 		s->resv_passed += ok;
 		return ok;
 	}
