@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import signal
+import statistics
 import time
 from typing import Any, Dict, List, Tuple
 
@@ -74,20 +75,27 @@ class SmpSquid:
 def _per_address(smp: SmpSquid, readers: List[Reader], warmup: float,
                  span: float) -> Tuple[Dict[str, float], float, Dict[int, float], Dict[int, float]]:
     """Bytes per client address over span after warmup, and each worker's
-    link_share and row's `used` at the end of the span (before the readers
-    stop)."""
+    link_share and row's `used` over the span: the median of the report
+    pages read every half second (one page can catch a worker in its
+    one-update jump to its full share when a read of its had to wait,
+    share.c)."""
     time.sleep(warmup)
     got0 = {r: r.got for r in readers}
     t0 = time.monotonic()
-    time.sleep(span)
+    samples: List[Dict[int, Dict[str, Any]]] = []
+    while time.monotonic() - t0 < span:
+        time.sleep(min(0.5, max(0.0, span - (time.monotonic() - t0))))
+        samples.append(smp.pages())
     got = {r: r.got - got0[r] for r in readers}
     dt = time.monotonic() - t0
-    pages = smp.pages()
-    shares = {kid: float(p["global"]["link_share"]) for kid, p in pages.items()}
-    # every worker's row as kid1 reads the table: what each read of the link
-    used = {int(w["kid"]): float(w["used"]) for w in pages[1]["workers"]}
     for r in readers:
         r.stop()
+    shares = {kid: statistics.median(float(p[kid]["global"]["link_share"]) for p in samples)
+              for kid in samples[0]}
+    # every worker's row as kid1 reads the table: what each read of the link
+    used = {kid: statistics.median(float(w["used"]) for p in samples for w in p[1]["workers"]
+                                   if int(w["kid"]) == kid)
+            for kid in samples[0]}
     by_src: Dict[str, float] = {}
     for r, n in got.items():
         by_src[r.src] = by_src.get(r.src, 0) + n
