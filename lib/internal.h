@@ -575,8 +575,6 @@ uint32_t rs_select_next(struct rs_sched *s);	/* dequeue next or RS_NIL */
 /* resources.c: the cost vectors and availability counters (RACs) */
 int rs_res_reserve(struct rs_sched *s, uint32_t cap, bool nres);
 void rs_res_set(struct rs_sched *s, uint32_t r, const uint32_t *cost);	/* s->cost */
-uint32_t rs_res_cost(const struct rs_sched *s, uint32_t r, unsigned i);
-bool rs_res_managed(const struct rs_sched *s, unsigned i);
 bool rs_res_fits(const struct rs_sched *s, uint32_t r);
 void rs_res_take(struct rs_sched *s, uint32_t r);
 void rs_res_give(struct rs_sched *s, uint32_t r);	/* RS_RF_HOLDS_RES */
@@ -584,12 +582,33 @@ void rs_res_reconfigured(struct rs_sched *s);
 unsigned rs_res_tendency(const struct rs_sched *s, uint32_t r);
 double rs_res_dominant(const struct rs_sched *s, uint32_t r);
 double rs_res_share(const struct rs_sched *s, uint32_t c);
+/* Resource i is one the policy manages (inline, as rs_res_cost: every
+ * room check of every decision asks, per resource). */
+static inline bool rs_res_managed(const struct rs_sched *s, unsigned i)
+{
+	return s->cfg.policy != RS_POLICY_SQOS || i == s->cfg.sqos_resource;
+}
+
+/* Request r's cost of resource i, at most its capacity. */
+static inline uint32_t rs_res_cost(const struct rs_sched *s, uint32_t r,
+				   unsigned i)
+{
+	uint32_t cap = s->cfg.res_capacity[i];
+
+	return s->cost[r][i] < cap ? s->cost[r][i] : cap;
+}
 
 /* reservation.c: may a request take its resources now */
 bool rs_resv_admit(struct rs_sched *s, uint32_t r);
 bool rs_resv_fits_beside(const struct rs_sched *s, uint32_t h, uint32_t r);
 bool rs_resv_blocks_all(const struct rs_sched *s);
-void rs_resv_forget(struct rs_sched *s, uint32_t r);
+/* Request r leaves its queue, or is no longer what the policy would serve
+ * next (inline: every release out of a queue, under every policy, asks). */
+static inline void rs_resv_forget(struct rs_sched *s, uint32_t r)
+{
+	if (s->resv == r)
+		s->resv = RS_NIL;
+}
 
 /* mqos.c, sqos.c, drf.c */
 extern const struct rs_policy_ops rs_mqos_ops;

@@ -94,11 +94,3 @@ bool rs_resv_blocks_all(const struct rs_sched *s)
 			return true;
 	return false;
 }
-
-/* Request r leaves its queue, or is no longer what the policy would serve
- * next. */
-void rs_resv_forget(struct rs_sched *s, uint32_t r)
-{
-	if (s->resv == r)
-		s->resv = RS_NIL;
-}

@@ -76,20 +76,6 @@ void rs_res_set(struct rs_sched *s, uint32_t r, const uint32_t *cost)
 	s->res_free_for |= free_for(s, r);
 }
 
-/* Resource i is one the policy manages. */
-bool rs_res_managed(const struct rs_sched *s, unsigned i)
-{
-	return s->cfg.policy != RS_POLICY_SQOS || i == s->cfg.sqos_resource;
-}
-
-/* Request r's cost of resource i, at most its capacity. */
-uint32_t rs_res_cost(const struct rs_sched *s, uint32_t r, unsigned i)
-{
-	uint32_t cap = s->cfg.res_capacity[i];
-
-	return s->cost[r][i] < cap ? s->cost[r][i] : cap;
-}
-
 /* Every managed resource has room for request r. */
 bool rs_res_fits(const struct rs_sched *s, uint32_t r)
 {
