@@ -84,14 +84,17 @@ static void drf_empty(struct rs_sched *s, uint32_t c)
 }
 
 /* Class c's head r goes: c is charged its dominant share / w and moves
- * down the heap. */
+ * down the heap - unless r is its last request: the take that follows
+ * every pick (rs_select_next) empties the class, and drf_empty removes it
+ * from the heap, which the larger key does not order until then. */
 static uint32_t charge(struct rs_sched *s, uint32_t c, uint32_t r)
 {
 	struct rs_cres *k = &s->cres[c];
 
 	s->drf_v = k->drf_used;
 	k->drf_used += rs_res_dominant(s, r) / s->cls[c].weight;
-	rs_heap_fix(s, &s->drf, &drf_heap, k->hpos_drf);
+	if (s->cls[c].nq > 1)
+		rs_heap_fix(s, &s->drf, &drf_heap, k->hpos_drf);
 	return c;
 }
 
