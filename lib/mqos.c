@@ -80,19 +80,27 @@ static double quantum(const struct rs_sched *s, uint32_t c, unsigned j)
 	return s->cfg.res_quantum * s->cfg.res_capacity[j] * s->cls[c].weight;
 }
 
-/* DC_cj with the rounds of sub-scheduler j not yet credited to it. */
-static double *deficit(struct rs_sched *s, uint32_t c, unsigned j)
+/* Credit DC_cj with the rounds of sub-scheduler j it has not seen. */
+static __attribute__((noinline)) void credit(struct rs_sched *s, uint32_t c,
+					     unsigned j)
+{
+	struct rs_mq *m = &s->cres[c].mq[j];
+	double q = quantum(s, c, j), top = q + s->cfg.res_capacity[j];
+
+	m->dc += (double)(s->mq[j].round - m->seen) * q;
+	if (m->dc > top)
+		m->dc = top;
+	m->seen = s->mq[j].round;
+}
+
+/* DC_cj with the rounds of sub-scheduler j not yet credited to it (inline:
+ * every visit reads it and rounds are rare; the credit is not). */
+static inline double *deficit(struct rs_sched *s, uint32_t c, unsigned j)
 {
 	struct rs_mq *m = &s->cres[c].mq[j];
 
-	if (m->seen != s->mq[j].round) {
-		double q = quantum(s, c, j), top = q + s->cfg.res_capacity[j];
-
-		m->dc += (double)(s->mq[j].round - m->seen) * q;
-		if (m->dc > top)
-			m->dc = top;
-		m->seen = s->mq[j].round;
-	}
+	if (m->seen != s->mq[j].round)
+		credit(s, c, j);
 	return &m->dc;
 }
 
