@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * heap.c - storage of the heaps: the request heaps of heap.h (rtc) and
- * the class heaps of msf.c. Only the storage is shared: the sift code
- * of each is specialized (see msf.c).
+ * heap.c - storage of the heaps of heap.h: the request heaps (rtc) and
+ * the keyed class heaps (msf). Only the storage is shared: the sift code
+ * of each is specialized (see heap.h).
  */
 #include <stdlib.h>
 #include <string.h>

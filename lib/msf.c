@@ -16,90 +16,16 @@
  * (O(1), no allocation); the pending bytes are folded into SC before any
  * decision that reads SC and before UC changes, so the result is the same
  * as updating SC on every byte event.
+ *
+ * Both heaps are keyed heaps of heap.h (RS_KH_READY, RS_KH_ACTIVE).
  */
-#include "internal.h"
+#include "heap.h"
 
 static double divisor(const struct rs_sched *s, const struct rs_class *c)
 {
 	if (s->pol->per_user)
 		return c->weight * (c->uc ? c->uc : 1);
 	return c->weight;
-}
-
-/*
- * The heap code below is written once for both heaps and inlined with a
- * constant `ready` (true: ready heap, false: active heap), so that the
- * heap, its tie break and the position field are known at compile time.
- *
- * It deliberately does not reuse the generic sift code of heap.h (items
- * compared through an ops table by looking up each class): entries carry
- * a copy of their key, so a sift reads one array and never the classes,
- * and the inlined constant tie break replaces the indirect call. That
- * specialization was measured (doc/lib.md, Benchmark); only the storage
- * (heap.c) is shared.
- */
-#define RS_HOT static inline __attribute__((always_inline))
-
-RS_HOT struct rs_kheap *kheap(struct rs_sched *s, bool ready)
-{
-	return ready ? &s->ready : &s->active;
-}
-
-RS_HOT bool kless(bool ready, const struct rs_kent *a, const struct rs_kent *b)
-{
-	if (a->sc != b->sc)
-		return a->sc < b->sc;
-	if (ready && a->wuc != b->wuc)
-		return a->wuc > b->wuc;
-	return a->c < b->c;
-}
-
-RS_HOT void kset(struct rs_sched *s, bool ready, uint32_t pos,
-		 const struct rs_kent *e)
-{
-	kheap(s, ready)->ent[pos] = *e;
-	if (ready)
-		s->cls[e->c].hpos_ready = pos;
-	else
-		s->cls[e->c].hpos_active = pos;
-}
-
-RS_HOT uint32_t ksift_up(struct rs_sched *s, bool ready, uint32_t pos,
-			 const struct rs_kent *e)
-{
-	struct rs_kent *ent = kheap(s, ready)->ent;
-
-	while (pos > 0) {
-		uint32_t parent = (pos - 1) / 2;
-
-		if (!kless(ready, e, &ent[parent]))
-			break;
-		kset(s, ready, pos, &ent[parent]);
-		pos = parent;
-	}
-	kset(s, ready, pos, e);
-	return pos;
-}
-
-RS_HOT void ksift_down(struct rs_sched *s, bool ready, uint32_t pos,
-		       const struct rs_kent *e)
-{
-	struct rs_kheap *h = kheap(s, ready);
-
-	for (;;) {
-		uint32_t child = 2 * pos + 1;
-
-		if (child >= h->n)
-			break;
-		if (child + 1 < h->n &&
-		    kless(ready, &h->ent[child + 1], &h->ent[child]))
-			child++;
-		if (!kless(ready, &h->ent[child], e))
-			break;
-		kset(s, ready, pos, &h->ent[child]);
-		pos = child;
-	}
-	kset(s, ready, pos, e);
 }
 
 RS_HOT struct rs_kent key_of(const struct rs_sched *s, uint32_t c)
@@ -112,50 +38,31 @@ RS_HOT struct rs_kent key_of(const struct rs_sched *s, uint32_t c)
 
 /* Refresh the key of the entry of class c at pos from the class and
  * restore order (c is passed: no dependent load of the entry first). */
-RS_HOT void kfix(struct rs_sched *s, bool ready, uint32_t pos, uint32_t c)
+RS_HOT void kfix(struct rs_sched *s, enum rs_kh h, uint32_t pos, uint32_t c)
 {
 	struct rs_kent e = key_of(s, c);
 
-	/* a smaller key can only rise, a larger one only sink: one sift */
-	if (kless(ready, &e, &kheap(s, ready)->ent[pos]))
-		ksift_up(s, ready, pos, &e);
-	else
-		ksift_down(s, ready, pos, &e);
+	rs_kmove(s, h, pos, &e);
 }
 
-RS_HOT void kpush(struct rs_sched *s, bool ready, uint32_t c)
+RS_HOT void kpush(struct rs_sched *s, enum rs_kh h, uint32_t c)
 {
 	struct rs_kent e = key_of(s, c);
 
-	ksift_up(s, ready, kheap(s, ready)->n++, &e);
-}
-
-RS_HOT void kremove(struct rs_sched *s, bool ready, uint32_t pos)
-{
-	struct rs_kheap *h = kheap(s, ready);
-	struct rs_kent last = h->ent[--h->n];
-
-	if (ready)
-		s->cls[h->ent[pos].c].hpos_ready = RS_NIL;
-	else
-		s->cls[h->ent[pos].c].hpos_active = RS_NIL;
-	if (pos == h->n)
-		return;
-	if (ksift_up(s, ready, pos, &last) == pos)
-		ksift_down(s, ready, pos, &last);
+	rs_kpush(s, h, &e);
 }
 
 /* Class c has queued requests: it enters the ready heap. */
 void rs_sc_ready(struct rs_sched *s, uint32_t c)
 {
 	rs_sc_flush(s);
-	kpush(s, true, c);
+	kpush(s, RS_KH_READY, c);
 }
 
 void rs_sc_empty(struct rs_sched *s, uint32_t c)
 {
 	if (s->cls[c].hpos_ready != RS_NIL)
-		kremove(s, true, s->cls[c].hpos_ready);
+		rs_kremove(s, RS_KH_READY, s->cls[c].hpos_ready);
 }
 
 /* The class with the minimum SC among those with queued requests. */
@@ -171,7 +78,7 @@ static void refix(struct rs_sched *s, uint32_t c)
 	struct rs_class *k = &s->cls[c];
 
 	if (k->hpos_ready != RS_NIL)
-		kfix(s, true, k->hpos_ready, c);
+		kfix(s, RS_KH_READY, k->hpos_ready, c);
 }
 
 /* Class c leaves the pool (its SC changed, or it went idle); an active
@@ -188,9 +95,9 @@ static void pool_leave(struct rs_sched *s, uint32_t c)
 	if (k->uc == 0)
 		return;
 	if (pos == RS_NIL)
-		ksift_up(s, false, s->active.n++, &e);
-	else if (ksift_up(s, false, pos, &e) == pos)	/* an old entry */
-		ksift_down(s, false, pos, &e);
+		rs_kpush(s, RS_KH_ACTIVE, &e);
+	else if (rs_ksift_up(s, RS_KH_ACTIVE, pos, &e) == pos)	/* an old entry */
+		rs_ksift_down(s, RS_KH_ACTIVE, pos, &e);
 }
 
 static void flush_class(struct rs_sched *s, uint32_t c)
@@ -252,9 +159,9 @@ static double active_min_sc(struct rs_sched *s)
 		const struct rs_class *k = &s->cls[top->c];
 
 		if (k->uc == 0)
-			kremove(s, false, 0);	/* idle: drop the entry */
+			rs_kremove(s, RS_KH_ACTIVE, 0);	/* idle: drop the entry */
 		else if (top->sc != k->sc)
-			kfix(s, false, 0, top->c);	/* SC grew since */
+			kfix(s, RS_KH_ACTIVE, 0, top->c);	/* SC grew since */
 		else
 			return top->sc;
 	}
@@ -308,7 +215,7 @@ void rs_sc_users_changed(struct rs_sched *s, uint32_t c)
 	if (k->uc == 0 && --s->nactive == 0)
 		s->sc_epoch++;	/* all idle: every SC resets to 0 */
 	if (k->hpos_ready != RS_NIL)
-		kfix(s, true, k->hpos_ready, c);
+		kfix(s, RS_KH_READY, k->hpos_ready, c);
 }
 
 /* rs_reconfigure(): the classes were renewed with their UC and no heap
@@ -338,7 +245,7 @@ void rs_sc_rebuild(struct rs_sched *s)
 			k->sc = any ? min_sc : 0;
 			k->sc_epoch = s->sc_epoch;
 		}
-		kpush(s, false, c);
+		kpush(s, RS_KH_ACTIVE, c);
 		s->nactive++;
 	}
 	if (!s->nactive)
