@@ -258,16 +258,12 @@ static void check_drf(const struct rs_sched *s, const char *op)
 
 		ASSERT("policy", (k->hpos_drf != RS_NIL) == (s->cls[c].nq > 0));
 		ASSERT("policy", k->hpos_drf == RS_NIL ||
-		       (k->hpos_drf < s->drf.n && s->drf.item[k->hpos_drf] == c));
+		       (k->hpos_drf < s->drf.n && s->drf.ent[k->hpos_drf].c == c &&
+			s->drf.ent[k->hpos_drf].sc == k->drf_used));
 	}
-	for (i = 1; i < s->drf.n; i++) {
-		const struct rs_cres *a = &s->cres[s->drf.item[i]];
-		const struct rs_cres *b = &s->cres[s->drf.item[(i - 1) / 2]];
-
-		ASSERT("policy", a->drf_used > b->drf_used ||
-		       (a->drf_used == b->drf_used &&
-			s->drf.item[i] > s->drf.item[(i - 1) / 2]));
-	}
+	for (i = 1; i < s->drf.n; i++)
+		ASSERT("policy", kent_less(&s->drf.ent[(i - 1) / 2],
+					   &s->drf.ent[i], false));
 }
 
 static void check_resources(const struct rs_sched *s, const char *op)

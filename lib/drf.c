@@ -37,8 +37,9 @@
  * request: O(log classes) per release, O(DRF_LOOK * resources) more when
  * the top's head has no room.
  *
- * Invariant (check.c): a class is in s->drf iff nq > 0, and the heap is
- * ordered by (drf_used, index).
+ * Invariant (check.c): a class is in s->drf iff nq > 0, its entry's key
+ * is its drf_used, and the heap is ordered by (drf_used, index): heap.h's
+ * keyed heap RS_KH_DRF.
  */
 #include "heap.h"
 
@@ -46,41 +47,34 @@
  * a decision when the top's head has no room. */
 #define DRF_LOOK 8
 
-/* drf's order: class a with key x before class b with key y. */
-static bool key_less(double x, uint32_t a, double y, uint32_t b)
-{
-	return x != y ? x < y : a < b;
-}
-
-static bool drf_less(const struct rs_sched *s, uint32_t a, uint32_t b)
-{
-	return key_less(s->cres[a].drf_used, a, s->cres[b].drf_used, b);
-}
-
-static void drf_setpos(struct rs_sched *s, uint32_t c, uint32_t pos)
-{
-	s->cres[c].hpos_drf = pos;
-}
-
-static const struct rs_heap_ops drf_heap = { drf_less, drf_setpos };
-
 int rs_drf_reserve(struct rs_sched *s, uint32_t n)
 {
-	return rs_heap_reserve(&s->drf, n);
+	return rs_kheap_reserve(&s->drf, n);
+}
+
+/* Class c's entry: its key drf_used (no second key: ties go to the lower
+ * index, rs_kless). */
+static struct rs_kent key_of(const struct rs_sched *s, uint32_t c)
+{
+	struct rs_kent e = { s->cres[c].drf_used, 0, c };
+
+	return e;
 }
 
 static void drf_ready(struct rs_sched *s, uint32_t c)
 {
 	struct rs_cres *k = &s->cres[c];
+	struct rs_kent e;
 
 	if (k->drf_used < s->drf_v)
 		k->drf_used = s->drf_v;
-	rs_heap_push(s, &s->drf, &drf_heap, c);
+	e = key_of(s, c);
+	rs_kpush(s, RS_KH_DRF, &e);
 }
 
 static void drf_empty(struct rs_sched *s, uint32_t c)
 {
-	rs_heap_remove(s, &s->drf, &drf_heap, s->cres[c].hpos_drf);
+	rs_kremove(s, RS_KH_DRF, s->cres[c].hpos_drf);
 }
 
 /* Class c's head r goes: c is charged its dominant share / w and moves
@@ -93,21 +87,23 @@ static uint32_t charge(struct rs_sched *s, uint32_t c, uint32_t r)
 
 	s->drf_v = k->drf_used;
 	k->drf_used += rs_res_dominant(s, r) / s->cls[c].weight;
-	if (s->cls[c].nq > 1)
-		rs_heap_fix(s, &s->drf, &drf_heap, k->hpos_drf);
+	if (s->cls[c].nq > 1) {
+		struct rs_kent e = key_of(s, c);
+
+		rs_kmove(s, RS_KH_DRF, k->hpos_drf, &e);
+	}
 	return c;
 }
 
-/* A class the pick looks at: its key, index and place in the heap. */
+/* A class the pick looks at: its entry and place in the heap. */
 struct drf_cand {
-	double key;
-	uint32_t c, pos;
+	struct rs_kent e;
+	uint32_t pos;
 };
 
 static void look_at(const struct rs_sched *s, struct drf_cand *f, uint32_t pos)
 {
-	f->c = s->drf.item[pos];
-	f->key = s->cres[f->c].drf_used;
+	f->e = s->drf.ent[pos];
 	f->pos = pos;
 }
 
@@ -123,21 +119,20 @@ static uint32_t drf_pick(struct rs_sched *s)
 
 	if (s->drf.n) {
 		look_at(s, &front[n++], 0);
-		if (s->resv != s->cls[front[0].c].q[0].head)
+		if (s->resv != s->cls[front[0].e.c].q[0].head)
 			rs_resv_forget(s, s->resv);
 	}
 	for (seen = 0; n && seen < DRF_LOOK; seen++) {
 		uint32_t r;
 
 		for (best = 0, i = 1; i < n; i++)
-			if (key_less(front[i].key, front[i].c,
-				     front[best].key, front[best].c))
+			if (rs_kless(RS_KH_DRF, &front[i].e, &front[best].e))
 				best = i;
 		top = front[best];
 		front[best] = front[--n];
-		r = s->cls[top.c].q[0].head;
+		r = s->cls[top.e.c].q[0].head;
 		if (rs_resv_admit(s, r))
-			return charge(s, top.c, r);
+			return charge(s, top.e.c, r);
 		if (!seen && rs_resv_blocks_all(s))
 			break;
 		for (i = 2 * top.pos + 1; i <= 2 * top.pos + 2 && i < s->drf.n; i++)

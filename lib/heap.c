@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * heap.c - storage of the heaps of heap.h: the request heaps (rtc) and
- * the keyed class heaps (msf). Only the storage is shared: the sift code
+ * the keyed class heaps (msf, drf). Only the storage is shared: the sift code
  * of each is specialized (see heap.h).
  */
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  *  - of uint32 items, compared through a constant ops table (rtc's
  *    request heaps);
  *  - of classes, each entry a copy of its class's key (struct rs_kent):
- *    msf's ready and active heaps (the keyed heaps below).
+ *    msf's ready and active heaps, drf's heap (the keyed heaps below).
  *
  * Invariant: for every pos > 0, !less(item[pos], item[(pos-1)/2]) and
  * setpos(item[pos], pos) has been called with the current position, so the
@@ -92,7 +92,7 @@ static inline void rs_heap_fix(struct rs_sched *s, struct rs_heap *h,
 }
 
 /*
- * The keyed class heaps. The code is written once for both and
+ * The keyed class heaps. The code is written once for the three and
  * inlined with a constant heap (enum rs_kh), so that the heap, its tie
  * break and the position field are known at compile time. It does not
  * reuse the item heap above (items compared through an ops table by
@@ -104,13 +104,15 @@ static inline void rs_heap_fix(struct rs_sched *s, struct rs_heap *h,
 enum rs_kh {
 	RS_KH_READY,		/* msf: classes with nq > 0 */
 	RS_KH_ACTIVE,		/* msf: classes with uc > 0 (lazy) */
+	RS_KH_DRF,		/* drf: classes with nq > 0 */
 };
 
 #define RS_HOT static inline __attribute__((always_inline))
 
 RS_HOT struct rs_kheap *rs_kheap_of(struct rs_sched *s, enum rs_kh h)
 {
-	return h == RS_KH_READY ? &s->ready : &s->active;
+	return h == RS_KH_READY ? &s->ready :
+	       h == RS_KH_ACTIVE ? &s->active : &s->drf;
 }
 
 /* The order of heap h: the smaller key first; on the ready heap then the
@@ -130,7 +132,8 @@ RS_HOT bool rs_kless(enum rs_kh h, const struct rs_kent *a,
 RS_HOT uint32_t *rs_kpos(struct rs_sched *s, enum rs_kh h, uint32_t c)
 {
 	return h == RS_KH_READY ? &s->cls[c].hpos_ready :
-	       &s->cls[c].hpos_active;
+	       h == RS_KH_ACTIVE ? &s->cls[c].hpos_active :
+	       &s->cres[c].hpos_drf;
 }
 
 RS_HOT void rs_kset(struct rs_sched *s, enum rs_kh h, uint32_t pos,

@@ -239,10 +239,11 @@ struct rs_heap {
 	uint32_t n, cap;
 };
 
-/* Class heap keyed by a copy of (SC, w*UC): comparisons never touch the
- * class structures (cache friendly with 10,000 classes). */
+/* Class heap keyed by a copy of (SC, w*UC) (msf), or of drf_used (drf):
+ * comparisons never touch the class structures (cache friendly with
+ * 10,000 classes). */
 struct rs_kent {
-	double sc;
+	double sc;		/* the key: SC, or drf_used */
 	double wuc;		/* tie break: larger w*UC first (ready heap) */
 	uint32_t c;
 };
@@ -404,7 +405,7 @@ struct rs_sched {
 		uint64_t round;		/* rounds completed */
 	} mq[RS_MAX_RESOURCES];
 	/* drf: classes with queued requests by weighted dominant share */
-	struct rs_heap drf;
+	struct rs_kheap drf;
 	double drf_v;		/* drf: drf_used of the last pick (drf.c) */
 
 	/* window */

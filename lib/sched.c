@@ -159,7 +159,7 @@ void rs_free(struct rs_sched *s)
 	free(s->req);
 	free(s->rq);
 	free(s->cost);
-	rs_heap_free(&s->drf);
+	rs_kheap_free(&s->drf);
 	free(s->dirty);
 	rs_users_free(&s->users);
 	rs_kheap_free(&s->ready);
