@@ -576,7 +576,6 @@ uint32_t rs_select_next(struct rs_sched *s);	/* dequeue next or RS_NIL */
 /* resources.c: the cost vectors and availability counters (RACs) */
 int rs_res_reserve(struct rs_sched *s, uint32_t cap, bool nres);
 void rs_res_set(struct rs_sched *s, uint32_t r, const uint32_t *cost);	/* s->cost */
-bool rs_res_fits(const struct rs_sched *s, uint32_t r);
 void rs_res_take(struct rs_sched *s, uint32_t r);
 void rs_res_give(struct rs_sched *s, uint32_t r);	/* RS_RF_HOLDS_RES */
 void rs_res_reconfigured(struct rs_sched *s);
@@ -597,6 +596,22 @@ static inline uint32_t rs_res_cost(const struct rs_sched *s, uint32_t r,
 	uint32_t cap = s->cfg.res_capacity[i];
 
 	return s->cost[r][i] < cap ? s->cost[r][i] : cap;
+}
+
+/* Every managed resource has room for request r (inline: the room check
+ * of reservation.c, several per decision). */
+static inline bool rs_res_fits(const struct rs_sched *s, uint32_t r)
+{
+	unsigned i;
+
+	for (i = 0; i < s->cfg.nres; i++) {
+		uint64_t c = rs_res_cost(s, r, i);
+
+		if (c && rs_res_managed(s, i) &&
+		    s->res_used[i] + c > s->cfg.res_capacity[i])
+			return false;
+	}
+	return true;
 }
 
 /* reservation.c: may a request take its resources now */

@@ -76,21 +76,6 @@ void rs_res_set(struct rs_sched *s, uint32_t r, const uint32_t *cost)
 	s->res_free_for |= free_for(s, r);
 }
 
-/* Every managed resource has room for request r. */
-bool rs_res_fits(const struct rs_sched *s, uint32_t r)
-{
-	unsigned i;
-
-	for (i = 0; i < s->cfg.nres; i++) {
-		uint64_t c = rs_res_cost(s, r, i);
-
-		if (c && rs_res_managed(s, i) &&
-		    s->res_used[i] + c > s->cfg.res_capacity[i])
-			return false;
-	}
-	return true;
-}
-
 /* Request r is released: it holds its (clamped) cost of the managed
  * resources; the others it does not hold (cost 0). */
 void rs_res_take(struct rs_sched *s, uint32_t r)
