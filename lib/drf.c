@@ -95,34 +95,34 @@ static uint32_t charge(struct rs_sched *s, uint32_t c, uint32_t r)
 	return c;
 }
 
-/* A class the pick looks at: its entry and place in the heap. */
+/* A class the look-ahead looks at: its entry and place in the heap. */
 struct drf_cand {
 	struct rs_kent e;
 	uint32_t pos;
 };
 
-static void look_at(const struct rs_sched *s, struct drf_cand *f, uint32_t pos)
+/* The children of the class at pos join the candidates front[0..*n). */
+static void look_below(const struct rs_sched *s, struct drf_cand *front,
+		       uint32_t *n, uint32_t pos)
 {
-	f->e = s->drf.ent[pos];
-	f->pos = pos;
+	uint32_t i;
+
+	for (i = 2 * pos + 1; i <= 2 * pos + 2 && i < s->drf.n; i++) {
+		front[*n].e = s->drf.ent[i];
+		front[(*n)++].pos = i;
+	}
 }
 
-/* The head of the top class goes if it fits; if not, it is the reserved
- * request (the reservation follows the top: the class DRF would serve
- * now), and the first of the heads of the next classes in key order (best
- * first through the heap, DRF_LOOK in all) that fits beside it goes
- * (reservation.c). */
-static uint32_t drf_pick(struct rs_sched *s)
+/* The top's head is reserved and something may go beside it: the heads
+ * of the next classes in key order (best first through the heap,
+ * DRF_LOOK - 1 of them); the first that fits beside it goes. */
+static uint32_t look_ahead(struct rs_sched *s)
 {
 	struct drf_cand front[DRF_LOOK + 1], top;
 	uint32_t n = 0, seen, i, best;
 
-	if (s->drf.n) {
-		look_at(s, &front[n++], 0);
-		if (s->resv != s->cls[front[0].e.c].q[0].head)
-			rs_resv_forget(s, s->resv);
-	}
-	for (seen = 0; n && seen < DRF_LOOK; seen++) {
+	look_below(s, front, &n, 0);
+	for (seen = 1; n && seen < DRF_LOOK; seen++) {
 		uint32_t r;
 
 		for (best = 0, i = 1; i < n; i++)
@@ -133,12 +133,30 @@ static uint32_t drf_pick(struct rs_sched *s)
 		r = s->cls[top.e.c].q[0].head;
 		if (rs_resv_admit(s, r))
 			return charge(s, top.e.c, r);
-		if (!seen && rs_resv_blocks_all(s))
-			break;
-		for (i = 2 * top.pos + 1; i <= 2 * top.pos + 2 && i < s->drf.n; i++)
-			look_at(s, &front[n++], i);
+		look_below(s, front, &n, top.pos);
 	}
 	return RS_NIL;
+}
+
+/* The head of the top class goes if it fits; if not, it is the reserved
+ * request (the reservation follows the top: the class DRF would serve
+ * now), and the first of the heads of the next classes that fits beside
+ * it goes (look_ahead, reservation.c). */
+static uint32_t drf_pick(struct rs_sched *s)
+{
+	uint32_t c, r;
+
+	if (!s->drf.n)
+		return RS_NIL;
+	c = s->drf.ent[0].c;
+	r = s->cls[c].q[0].head;
+	if (s->resv != r)
+		rs_resv_forget(s, s->resv);
+	if (rs_resv_admit(s, r))
+		return charge(s, c, r);
+	if (rs_resv_blocks_all(s))
+		return RS_NIL;
+	return look_ahead(s);
 }
 
 static double drf_service(const struct rs_sched *s, uint32_t c)
