@@ -20,8 +20,9 @@
  *   policy       msf/rfq: a class is in the ready heap iff nq > 0, heaps
  *                ordered; drr, sqos: in the round iff nq > 0, rr_len
  *                right; mqos: on list j iff q[j] not empty, lens right,
- *                DCs finite; drf: in the heap iff nq > 0, keys current,
- *                heap ordered
+ *                DCs finite, the kept order of the resources that of
+ *                their availabilities; drf: in the heap iff nq > 0,
+ *                keys current, heap ordered
  *   resources    used_i = the costs held by requests flagged as holding,
  *                per class too; used_i <= capacity_i + excess_i; a
  *                request holding resources is RELEASED
@@ -231,11 +232,29 @@ static bool kent_less(const struct rs_kent *a, const struct rs_kent *b,
 	return a->c < b->c;
 }
 
+/* RAC_i / capacity_i, as mqos orders the resources by it. */
+static double avail(const struct rs_sched *s, unsigned i)
+{
+	double cap = s->cfg.res_capacity[i];
+
+	return (cap - (double)s->res_used[i]) / cap;
+}
+
 static void check_mqos(const struct rs_sched *s, const char *op)
 {
-	unsigned j;
+	unsigned j, seen = 0;
 	uint32_t c, n;
 
+	/* the kept order, while no availability changed, is the order of
+	 * the availabilities now: most available first, ties lower first */
+	for (j = 0; s->mq_order_gen == s->res_gen && j < s->cfg.nres; j++) {
+		unsigned i = s->mq_order[j], p = j ? s->mq_order[j - 1] : 0;
+
+		ASSERT("policy", i < s->cfg.nres && !(seen & (1u << i)));
+		seen |= 1u << i;
+		ASSERT("policy", !j || avail(s, p) > avail(s, i) ||
+		       (avail(s, p) == avail(s, i) && p < i));
+	}
 	for (j = 0; j < RS_MAX_RESOURCES; j++) {
 		n = 0;
 		for (c = s->mq[j].head; c != RS_NIL; c = s->cres[c].mq[j].next, n++)

@@ -393,6 +393,8 @@ struct rs_sched {
 	uint64_t res_excess[RS_MAX_RESOURCES];	/* used above a capacity that
 						 * a reconfigure lowered */
 	uint64_t res_consumed[RS_MAX_RESOURCES];
+	uint64_t res_gen;	/* changes whenever res_used or a capacity
+				 * does (take, give, reconfigure) */
 	uint32_t res_free_for;	/* bit i: a waiting request may cost 0 of
 				 * resource i (every one enqueued since the
 				 * last reconfigure, and those it kept) */
@@ -404,6 +406,8 @@ struct rs_sched {
 		uint32_t moved;		/* pointer moves in this round */
 		uint64_t round;		/* rounds completed */
 	} mq[RS_MAX_RESOURCES];
+	unsigned mq_order[RS_MAX_RESOURCES];	/* resources by availability */
+	uint64_t mq_order_gen;	/* the res_gen mq_order is of */
 	/* drf: classes with queued requests by weighted dominant share */
 	struct rs_kheap drf;
 	double drf_v;		/* drf: drf_used of the last pick (drf.c) */

@@ -199,12 +199,16 @@ static enum visit sub_scheduler(struct rs_sched *s, unsigned j, uint32_t *c)
 }
 
 /* Resources by availability RAC_i / capacity_i, most available first
- * (ties: lower index first). */
-static void by_availability(const struct rs_sched *s, unsigned *order)
+ * (ties: lower index first). Sorted again only when an availability
+ * changed (s->res_gen): a decision that finds no room leaves them as
+ * they were, and the next one (the next enqueue's) reads the same. */
+static const unsigned *by_availability(struct rs_sched *s)
 {
 	double avail[RS_MAX_RESOURCES];
-	unsigned i, j, n = s->cfg.nres;
+	unsigned i, j, n = s->cfg.nres, *order = s->mq_order;
 
+	if (s->mq_order_gen == s->res_gen)
+		return order;
 	for (i = 0; i < n; i++) {
 		double cap = s->cfg.res_capacity[i];
 
@@ -213,15 +217,17 @@ static void by_availability(const struct rs_sched *s, unsigned *order)
 			order[j] = order[j - 1];
 		order[j] = i;
 	}
+	s->mq_order_gen = s->res_gen;
+	return order;
 }
 
 /* The main scheduler: the class whose head goes next (charged), or
  * RS_NIL when no sub-scheduler has a request with room. */
 static uint32_t mqos_pick(struct rs_sched *s)
 {
-	unsigned order[RS_MAX_RESOURCES], i;
+	const unsigned *order = by_availability(s);
+	unsigned i;
 
-	by_availability(s, order);
 	for (i = 0; i < s->cfg.nres; i++) {
 		uint32_t c;
 

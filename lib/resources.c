@@ -93,6 +93,7 @@ void rs_res_take(struct rs_sched *s, uint32_t r)
 		k->held[i] += c;
 		k->consumed[i] += c;
 	}
+	s->res_gen++;
 	s->req[r].flags |= RS_RF_HOLDS_RES;
 }
 
@@ -104,6 +105,7 @@ void rs_res_give(struct rs_sched *s, uint32_t r)
 	unsigned i;
 
 	q->flags &= (uint8_t)~RS_RF_HOLDS_RES;
+	s->res_gen++;
 	for (i = 0; i < RS_MAX_RESOURCES; i++) {
 		uint64_t cap = i < s->cfg.nres ? s->cfg.res_capacity[i] : 0;
 
@@ -126,6 +128,7 @@ void rs_res_reconfigured(struct rs_sched *s)
 
 		s->res_excess[i] = s->res_used[i] > cap ? s->res_used[i] - cap : 0;
 	}
+	s->res_gen++;
 	s->res_free_for = 0;
 	for (r = s->ghead; s->cost && r != RS_NIL; r = s->req[r].gnext)
 		s->res_free_for |= free_for(s, r);

@@ -126,6 +126,7 @@ struct rs_sched *rs_new(const struct rs_config *cfg, rs_release_fn release,
 	s->whead = s->wtail = RS_NIL;
 	s->rr_head = s->rr_tail = RS_NIL;
 	s->resv = RS_NIL;
+	s->res_gen = 1;		/* mqos's order (mq_order_gen 0) is not known */
 	for (unsigned j = 0; j < RS_MAX_RESOURCES; j++)
 		s->mq[j].head = s->mq[j].tail = RS_NIL;
 	if (rs_users_init(&s->users) || rs_est_init(&s->est, cfg->default_size)) {
