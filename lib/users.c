@@ -135,7 +135,8 @@ static void idle_append(struct rs_users *u, uint32_t idx)
 	rs_list_append(IDLE(u), &u->idle_head, &u->idle_tail, idx);
 }
 
-static void index_delete(struct rs_users *u, uint32_t idx)
+/* Entry idx leaves the index (inline: a user's last end frees it). */
+static inline void index_delete(struct rs_users *u, uint32_t idx)
 {
 	uint32_t mask = u->nslot - 1;
 	uint32_t i = hash_of(u->ent[idx].cls, u->ent[idx].key) & mask;
@@ -164,8 +165,9 @@ static void entry_free(struct rs_users *u, uint32_t idx)
 }
 
 /* UC of class c changes by d (+1 or -1); the policy follows (msf, rfq:
- * the service counter restarts or folds its pending bytes first). */
-static void uc_add(struct rs_sched *s, uint32_t c, int d)
+ * the service counter restarts or folds its pending bytes first). Inline:
+ * a user's first enqueue and last end change it. */
+static inline void uc_add(struct rs_sched *s, uint32_t c, int d)
 {
 	if (s->pol->users_changing)
 		s->pol->users_changing(s, c);
