@@ -533,7 +533,14 @@ double rs_sc_value(const struct rs_sched *s, uint32_t c);
 void rs_sc_users_changing(struct rs_sched *s, uint32_t c);
 void rs_sc_users_changed(struct rs_sched *s, uint32_t c);
 void rs_sc_rebuild(struct rs_sched *s);
-void rs_sc_flush(struct rs_sched *s);
+void rs_sc_fold(struct rs_sched *s);
+/* The pending bytes of the dirty classes are folded into their SCs before
+ * anything reads SC (inline: most decisions find no class dirty). */
+static inline void rs_sc_flush(struct rs_sched *s)
+{
+	if (s->ndirty)
+		rs_sc_fold(s);
+}
 /* The operations of the service counter policies (msf, rfq). */
 #define RS_SC_OPS                                                       \
 	.service_counter = true,                                        \

@@ -113,7 +113,8 @@ static void flush_class(struct rs_sched *s, uint32_t c)
 	refix(s, c);
 }
 
-void rs_sc_flush(struct rs_sched *s)
+/* rs_sc_flush() with classes dirty: each one's pending bytes into SC. */
+void rs_sc_fold(struct rs_sched *s)
 {
 	while (s->ndirty) {
 		uint32_t c = s->dirty[--s->ndirty];
