@@ -310,10 +310,9 @@ static uint32_t req_alloc(struct rs_sched *s)
 	} else {
 		r = s->nreq++;
 	}
-	memset(&s->req[r], 0, sizeof(s->req[r]));
-	s->req[r].gen = gen;
-	s->req[r].next = s->req[r].prev = RS_NIL;
-	s->req[r].gnext = s->req[r].gprev = RS_NIL;
+	s->req[r] = (struct rs_req){ .gen = gen, .next = RS_NIL,
+				     .prev = RS_NIL, .gnext = RS_NIL,
+				     .gprev = RS_NIL };
 	return r;
 }
 
