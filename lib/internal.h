@@ -508,7 +508,17 @@ void rs_heap_free(struct rs_heap *h);
 /* users.c */
 int rs_users_init(struct rs_users *u);
 void rs_users_free(struct rs_users *u);
-int rs_users_reserve(struct rs_users *u);	/* room for one more entry */
+int rs_users_grow(struct rs_users *u);
+/* Make sure one more entry can be added without failing: a free entry or
+ * one more slot in ent, and the index at most half full with it (inline:
+ * every enqueue asks, the table seldom grows). */
+static inline int rs_users_reserve(struct rs_users *u)
+{
+	if ((u->free_head != RS_NIL || u->nent < u->cap) &&
+	    (u->alive + 1) * 2 <= u->nslot)
+		return 0;
+	return rs_users_grow(u);
+}
 uint32_t rs_users_get(struct rs_sched *s, uint32_t cls, uint64_t key,
 		      rs_time_ns now);		/* after reserve: never fails */
 uint32_t rs_users_find(const struct rs_users *u, uint32_t cls, uint64_t key);

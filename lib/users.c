@@ -77,8 +77,8 @@ static int rehash(struct rs_users *u, uint32_t nslot)
 	return 0;
 }
 
-/* Make sure one more entry can be added without failing. */
-int rs_users_reserve(struct rs_users *u)
+/* rs_users_reserve() without the room: the entries or the index grow. */
+int rs_users_grow(struct rs_users *u)
 {
 	if (u->free_head == RS_NIL && u->nent == u->cap) {
 		uint32_t cap = u->cap ? u->cap * 2 : 64;
