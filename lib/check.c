@@ -232,14 +232,6 @@ static bool kent_less(const struct rs_kent *a, const struct rs_kent *b,
 	return a->c < b->c;
 }
 
-/* RAC_i / capacity_i, as mqos orders the resources by it. */
-static double avail(const struct rs_sched *s, unsigned i)
-{
-	double cap = s->cfg.res_capacity[i];
-
-	return (cap - (double)s->res_used[i]) / cap;
-}
-
 static void check_mqos(const struct rs_sched *s, const char *op)
 {
 	unsigned j, seen = 0;
@@ -252,8 +244,8 @@ static void check_mqos(const struct rs_sched *s, const char *op)
 
 		ASSERT("policy", i < s->cfg.nres && !(seen & (1u << i)));
 		seen |= 1u << i;
-		ASSERT("policy", !j || avail(s, p) > avail(s, i) ||
-		       (avail(s, p) == avail(s, i) && p < i));
+		ASSERT("policy", !j || rs_res_avail(s, p) > rs_res_avail(s, i) ||
+		       (rs_res_avail(s, p) == rs_res_avail(s, i) && p < i));
 	}
 	for (j = 0; j < RS_MAX_RESOURCES; j++) {
 		n = 0;

@@ -619,6 +619,15 @@ static inline uint32_t rs_res_cost(const struct rs_sched *s, uint32_t r,
 	return s->cost[r][i] < cap ? s->cost[r][i] : cap;
 }
 
+/* RAC_i / capacity_i: the fraction of resource i not held (mqos orders
+ * the resources by it). */
+static inline double rs_res_avail(const struct rs_sched *s, unsigned i)
+{
+	double cap = s->cfg.res_capacity[i];
+
+	return (cap - (double)s->res_used[i]) / cap;
+}
+
 /* Every managed resource has room for request r (inline: the room check
  * of reservation.c, several per decision). */
 static inline bool rs_res_fits(const struct rs_sched *s, uint32_t r)

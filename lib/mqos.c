@@ -210,9 +210,7 @@ static const unsigned *by_availability(struct rs_sched *s)
 	if (s->mq_order_gen == s->res_gen)
 		return order;
 	for (i = 0; i < n; i++) {
-		double cap = s->cfg.res_capacity[i];
-
-		avail[i] = (cap - (double)s->res_used[i]) / cap;
+		avail[i] = rs_res_avail(s, i);
 		for (j = i; j > 0 && avail[order[j - 1]] < avail[i]; j--)
 			order[j] = order[j - 1];
 		order[j] = i;
