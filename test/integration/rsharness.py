@@ -216,49 +216,70 @@ def http_get(proxy_port: int, url: str, src: str = "127.0.0.1", tag: str = "",
     return r
 
 
+class KeepAlive:
+    """One persistent HTTP/1.1 connection to the proxy: requests one after
+    the other (responses must carry Content-Length)."""
+
+    def __init__(self, proxy_port: int, src: str = "127.0.0.1", timeout: float = 30.0):
+        self.src = src
+        self.sock = socket.socket()
+        self.sock.bind((src, 0))
+        self.sock.settimeout(timeout)
+        self.sock.connect(("127.0.0.1", proxy_port))
+        self.buf = b""
+
+    def get(self, url: str, headers: str = "") -> Result:
+        """GET url; headers: more header lines, each ending in CRLF. A Result
+        with an error leaves the connection unusable."""
+        r = Result(tag=url, src=self.src, t_start=time.monotonic())
+        host = url.split("/")[2]
+        self.sock.sendall(f"GET {url} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: rstest\r\n{headers}\r\n".encode())
+        while b"\r\n\r\n" not in self.buf:
+            c = self.sock.recv(65536)
+            if not c:
+                r.error = "closed before response header"
+                return r
+            if not r.t_first:
+                r.t_first = time.monotonic()
+            self.buf += c
+        head, _, self.buf = self.buf.partition(b"\r\n\r\n")
+        r.status, r.headers = _parse_head(head)
+        want = int(r.headers.get("content-length", "-1"))
+        if want < 0:
+            r.error = "no Content-Length"
+            return r
+        while len(self.buf) < want:
+            c = self.sock.recv(65536)
+            if not c:
+                break
+            self.buf += c
+        r.body_len = min(len(self.buf), want)
+        self.buf = self.buf[want:]
+        if r.body_len < want:
+            r.error = f"short body {r.body_len}/{want}"
+        r.t_end = time.monotonic()
+        return r
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def __enter__(self) -> "KeepAlive":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def http_keepalive(proxy_port: int, urls: List[str], src: str = "127.0.0.1",
                    timeout: float = 30.0) -> List[Result]:
-    """Several HTTP/1.1 requests, one after the other, on one persistent
-    connection (responses must carry Content-Length)."""
+    """Several requests, one after the other, on one persistent connection;
+    stops at the first that fails."""
     out: List[Result] = []
-    with socket.socket() as s:
-        s.bind((src, 0))
-        s.settimeout(timeout)
-        s.connect(("127.0.0.1", proxy_port))
-        buf = b""
+    with KeepAlive(proxy_port, src, timeout) as conn:
         for url in urls:
-            r = Result(tag=url, src=src, t_start=time.monotonic())
-            host = url.split("/")[2]
-            s.sendall(f"GET {url} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: rstest\r\n\r\n".encode())
-            while b"\r\n\r\n" not in buf:
-                c = s.recv(65536)
-                if not c:
-                    r.error = "closed before response header"
-                    out.append(r)
-                    return out
-                if not r.t_first:
-                    r.t_first = time.monotonic()
-                buf += c
-            head, _, buf = buf.partition(b"\r\n\r\n")
-            r.status, r.headers = _parse_head(head)
-            want = int(r.headers.get("content-length", "-1"))
-            if want < 0:
-                r.error = "no Content-Length"
-                out.append(r)
-                return out
-            while len(buf) < want:
-                c = s.recv(65536)
-                if not c:
-                    break
-                buf += c
-            r.body_len = min(len(buf), want)
-            buf = buf[want:]
-            if r.body_len < want:
-                r.error = f"short body {r.body_len}/{want}"
-            r.t_end = time.monotonic()
-            out.append(r)
-            if r.error:
-                return out
+            out.append(conn.get(url))
+            if out[-1].error:
+                break
     return out
 
 

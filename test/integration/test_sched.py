@@ -5,6 +5,7 @@ reqsched-origin (one per session) is the origin server; clients are raw
 sockets bound to 127.0.0.x source addresses (one address = one user)."""
 from __future__ import annotations
 
+import re
 import socket
 import threading
 import time
@@ -221,6 +222,64 @@ def test_access_log_notes(squid_factory, origin):
     # both waited for the blocker (about 900 ms after they arrived)
     assert 500 <= int(b["wait_ms"]) <= 5000, b
     assert 500 <= int(o["wait_ms"]) <= 5000, o
+
+
+# classify()'s debug line (section 94, level 5) when a connection's class is reused
+REUSED = "class of the connection reused"
+
+
+def _classes_by_path(sq: h.Squid, prefix: str) -> Dict[str, str]:
+    """The class access.log gives each request /PREFIX/NAME, by NAME."""
+    return {re.search(f"/{prefix}/([^/?]+)", r["url"]).group(1): r["class"] for r in rows_of(sq, f"/{prefix}/")}
+
+
+def test_connection_classified_once_when_access_names_connection_acls(squid_factory, origin):
+    """request_sched_access lines of src ACLs only (through any-of and !): a
+    persistent connection is classified at its first request and later ones
+    reuse the class, until the source the ACLs see changes (X-Forwarded-For)
+    or a reconfigure changes the lines."""
+    def acls(gold: str, bronze: str) -> str:
+        return (f"acl gold_src src {gold}\nacl bronze_src src {bronze}\nacl gold_any any-of gold_src\n"
+                "acl lo src 127.0.0.0/8\n")
+    sq = squid_factory(acls=acls(GOLD_SRC, BRONZE_SRC),
+                       extra="follow_x_forwarded_for allow lo\ndebug_options ALL,1 94,5\n",
+                       sched=sched_conf(window="fixed 4", classes=[("gold", 3), ("bronze", 1)],
+                                        access=[("gold", "allow gold_any"), ("bronze", "allow bronze_src !gold_src")]))
+    assert "request_sched_access checked once per client connection" in sq.cache_log()
+    with h.KeepAlive(sq.port, src=OTHER_SRC) as conn:
+        def get(name: str, client: str) -> None:
+            r = conn.get(origin.url(f"/cc/{name}", size=100), f"X-Forwarded-For: {client}\r\n")
+            assert r.ok, r
+        for name, client in (("1", BRONZE_SRC), ("2", BRONZE_SRC), ("3", GOLD_SRC), ("4", GOLD_SRC)):
+            get(name, client)
+        assert sq.cache_log().count(REUSED) == 2   # requests 2 and 4
+        # the same connection after a reconfigure that swaps the sources (its
+        # last request: Squid closes a connection of a closed listening port)
+        sq.acls = acls(BRONZE_SRC, GOLD_SRC)
+        sq.write_config()
+        p = sq.reconfigure()
+        assert p.returncode == 0, p.stdout
+        wait_until(lambda: sq.cache_log().count("Request scheduler: 2 classes") == 2, 10,
+                   what="the reconfigured scheduler")
+        get("5", BRONZE_SRC)
+    assert _classes_by_path(sq, "cc") == {"1": "bronze", "2": "bronze", "3": "gold", "4": "gold", "5": "gold"}
+    assert sq.cache_log().count(REUSED) == 2
+    assert_balanced(idle(sq))
+
+
+def test_request_acl_classifies_every_request(squid_factory, origin):
+    """A request ACL on a request_sched_access line: every request on a
+    persistent connection is classified by its own URL."""
+    sq = squid_factory(acls="acl big urlpath_regex ^/cr/big\n", extra="debug_options ALL,1 94,5\n",
+                       sched=sched_conf(window="fixed 4", classes=[("bronze", 1), ("gold", 3)],
+                                        access=[("gold", "allow big")]))
+    assert "request_sched_access checked for every request" in sq.cache_log()
+    res = h.http_keepalive(sq.port, [origin.url(f"/cr/{name}", size=100) for name in ("big1", "small2", "big3", "small4")],
+                           src=OTHER_SRC)
+    assert len(res) == 4 and all(r.ok for r in res), res
+    assert _classes_by_path(sq, "cr") == {"big1": "gold", "small2": "bronze", "big3": "gold", "small4": "bronze"}
+    assert REUSED not in sq.cache_log()
+    assert_balanced(idle(sq))
 
 
 # --------------------------------------------------------------------------
