@@ -52,13 +52,16 @@ class CounterFile:
         self.thread: Optional[threading.Thread] = None
 
     def write_now(self) -> None:
+        # under the lock as a whole: the writer thread and set() share the
+        # tmp file (one's rename took it from under the other's chmod), and
+        # a value read before a set() must not be written after it
         with self.lock:
             v = int(self.value) % 2**32 if self.wrap32 else int(self.value)
             text = self.raw if self.raw is not None else f"{v}\n"
-        tmp = self.path.with_name(f".{self.path.name}.tmp")
-        tmp.write_text(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, self.path)
+            tmp = self.path.with_name(f".{self.path.name}.tmp")
+            tmp.write_text(text)
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, self.path)
 
     def start(self) -> "CounterFile":
         self.write_now()
