@@ -228,12 +228,13 @@ class KeepAlive:
         self.sock.connect(("127.0.0.1", proxy_port))
         self.buf = b""
 
-    def get(self, url: str, headers: str = "") -> Result:
-        """GET url; headers: more header lines, each ending in CRLF. A Result
+    def get(self, url: str, headers: Optional[Dict[str, str]] = None) -> Result:
+        """GET url with more header fields (as http_get()'s headers). A Result
         with an error leaves the connection unusable."""
         r = Result(tag=url, src=self.src, t_start=time.monotonic())
         host = url.split("/")[2]
-        self.sock.sendall(f"GET {url} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: rstest\r\n{headers}\r\n".encode())
+        more = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
+        self.sock.sendall(f"GET {url} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: rstest\r\n{more}\r\n".encode())
         while b"\r\n\r\n" not in self.buf:
             c = self.sock.recv(65536)
             if not c:

@@ -248,7 +248,7 @@ def test_connection_classified_once_when_access_names_connection_acls(squid_fact
     assert "request_sched_access checked once per client connection" in sq.cache_log()
     with h.KeepAlive(sq.port, src=OTHER_SRC) as conn:
         def get(name: str, client: str) -> None:
-            r = conn.get(origin.url(f"/cc/{name}", size=100), f"X-Forwarded-For: {client}\r\n")
+            r = conn.get(origin.url(f"/cc/{name}", size=100), {"X-Forwarded-For": client})
             assert r.ok, r
         for name, client in (("1", BRONZE_SRC), ("2", BRONZE_SRC), ("3", GOLD_SRC), ("4", GOLD_SRC)):
             get(name, client)
