@@ -392,6 +392,22 @@ double rs_share_of(const struct rs_sched *s, const struct rs_share_row *rows,
  * a worker that goes idle takes, so that its next first request is read
  * slowly until its next update rather than at a share it had before. */
 double rs_share_idle(unsigned n);
+/* Bounded shares (a fixed window: its slots bound the whole proxy). The
+ * host keeps one budget of 1 and each worker's claim on it, and moves a
+ * claim with an atomic compare-and-swap on the sum of the claims, so that
+ * a claim grows only out of what is left and the claims never add up to
+ * more than 1; a dead worker's claim goes back when its row expires.
+ * After rs_share_of():
+ *   want = rs_share_claim(s, f);     the claim to hold (0: not bounded)
+ *   claimed = the claim the budget let it hold (a smaller want: all)
+ *   rs_set_link_share(s, rs_share_granted(s, f, claimed, n), now);
+ * rs_share_claim() is max(f, W / fixed window) (f when W is the one slot
+ * every busy worker has), at most 1;
+ * rs_share_granted() is min(f, claimed), at least rs_share_idle(n), or f
+ * unchanged when shares are not bounded. */
+double rs_share_claim(const struct rs_sched *s, double f);
+double rs_share_granted(const struct rs_sched *s, double f, double claimed,
+			unsigned n);
 int rs_set_link_share(struct rs_sched *s, double share, rs_time_ns now);
 
 

@@ -43,11 +43,30 @@
  * worker's own update, so shares lag changes of demand by up to one
  * update; per-class policies' class shares are exact only when each
  * class's users use what they are given (split by users, not by use).
+ *
+ * Bounded shares: the lag lets shares computed from rows of different ages
+ * add up to more than 1 for an update (measured: a fixed window of 4 at 7
+ * for 0.3 s). With a fixed window its slots are a bound the administrator
+ * set for the whole proxy, so there each worker's share also comes from
+ * one budget of 1 that the host keeps (an atomic sum of the workers'
+ * claims, grown only by compare-and-swap out of what is left):
+ *  - a worker claims max(f, W / fixed window) (rs_share_claim()): it keeps
+ *    the slots its outstanding responses fill until they end; a single
+ *    slot is not claimed, since every busy worker has one anyway;
+ *  - it schedules min(f, what it holds of the budget), at least the idle
+ *    share (rs_share_granted()).
+ * Then every worker's W and W+ are at most its claim times the fixed
+ * window, and the claims add up to at most 1: the proxy's W and W+ never
+ * exceed the fixed window but for the floor of one slot per worker with
+ * users. A share that moves waits for the giver's next update. Adaptive
+ * windows and rtc are not bounded (claim 0): their bytes are bounded by
+ * the pacers, and a worker waking up takes its share at once.
  */
 #include "internal.h"
 
 #define RS_SHARE_IDLE 0.05	/* of 1/N: the share of a worker with no users */
 #define RS_SHARE_GROWTH 1.25	/* a satisfied worker's cap, times what it read */
+#define RS_SHARE_CLAIM_ULP 1e-6	/* the resolution of the host's claims */
 
 /* Users of class c: with a request queued or outstanding, or a flow. */
 static uint32_t class_demand(const struct rs_sched *s, uint32_t c)
@@ -233,6 +252,43 @@ double rs_share_of(const struct rs_sched *s, const struct rs_share_row *rows,
 	if (f < idle)
 		f = idle;
 	return f < 1 ? f : 1;
+}
+
+/* Whether this scheduler's share comes from the host's budget: a window
+ * from the configuration, whose slots bound the whole proxy. */
+static bool bounded(const struct rs_sched *s)
+{
+	return s->ctl->window_from_config;
+}
+
+double rs_share_claim(const struct rs_sched *s, double f)
+{
+	double slots;
+
+	if (!s || !bounded(s))
+		return 0;
+	/* one slot is every busy worker's floor (rs_fixed_window()), whatever
+	 * its share: claimed, it would take a share from the others' rates */
+	slots = s->W > 1 && s->cfg.fixed_window >= 1 ?
+		(double)s->W / s->cfg.fixed_window : 0;
+	if (slots > f)
+		f = slots;
+	return f < 1 ? f : 1;
+}
+
+double rs_share_granted(const struct rs_sched *s, double f, double claimed,
+			unsigned n)
+{
+	double idle = rs_share_idle(n);
+
+	if (!s || !bounded(s))
+		return f;
+	/* a host may keep claims to a millionth: within that, the claim is f
+	 * (the shares then add up to at most 1 + n millionths, which adds no
+	 * slot to floor(N * f) summed over the workers while N < 500,000) */
+	if (claimed < f - RS_SHARE_CLAIM_ULP)
+		f = claimed;
+	return f > idle ? f : idle;
 }
 
 int rs_set_link_share(struct rs_sched *s, double share, rs_time_ns now)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import signal
 import statistics
+import threading
 import time
 from typing import Any, Dict, List, Tuple
 
@@ -65,11 +66,14 @@ class SmpSquid:
         return {kid: p for kid, p in parse_mgr_kids(self.sq.mgr("request_sched")).items()
                 if kid <= self.workers}
 
-    def window_sums(self) -> Tuple[float, float]:
-        """(sum of W, sum of W+) over the workers' own pages."""
+    def window_sums(self) -> Tuple[float, float, float]:
+        """(sum of W, sum of W+, the largest sum of the claims on the fixed
+        window's budget that a worker's page shows) over the workers' own
+        pages."""
         pages = self.pages()
         return (sum(float(p["global"]["W"]) for p in pages.values()),
-                sum(float(p["global"]["W_max"]) for p in pages.values()))
+                sum(float(p["global"]["W_max"]) for p in pages.values()),
+                max(float(p["proxy"]["claimed"]) for p in pages.values()))
 
 
 def _per_address(smp: SmpSquid, readers: List[Reader], warmup: float,
@@ -155,7 +159,9 @@ def test_fixed_window_holds_for_the_whole_proxy(squid_factory, origin):
     """request_sched_window fixed 4 with 2 workers, both with more requests
     than slots: once the shares settled (gold's user weighs 3, bronze's 1:
     shares 0.75 and 0.25), the workers' windows add up to 4 (3 + 1), not 4
-    each. Before patch 34 each worker had 4 (8 in all)."""
+    each. Before patch 34 each worker had 4 (8 in all). The shares come from
+    one budget (patch 43): the claims add up to 1 at most, and to about 1
+    while both workers are busy."""
     with SmpSquid(squid_factory, 2, window="fixed 4", link="1 Gbit") as smp:
         gold = _slow_requests(smp.ports[1], GOLD_SRC, origin, "gold", 16, 1000)
         time.sleep(0.5)
@@ -166,10 +172,45 @@ def test_fixed_window_holds_for_the_whole_proxy(squid_factory, origin):
             samples.append(smp.window_sums())
             time.sleep(0.15)
         res = gold.join(60) + bronze.join(60)
-    print("(sum W, sum W+):", samples)
+    print("(sum W, sum W+, claimed):", samples)
     assert all(r.ok for r in res), [r for r in res if not r.ok][:3]
-    assert all(w <= 4 and wmax <= 4 for w, wmax in samples), samples
-    assert max(w for w, _ in samples) >= 3, samples     # both workers were serving
+    assert all(w <= 4 and wmax <= 4 and claimed <= 1 for w, wmax, claimed in samples), samples
+    assert max(w for w, _, _ in samples) >= 3, samples     # both workers were serving
+    assert max(claimed for _, _, claimed in samples) >= 0.9, samples   # the budget is in use
+
+
+def test_fixed_window_holds_while_demand_moves(squid_factory, origin):
+    """Gold's requests on kid1 come in waves of 4 (1 s each; the next wave
+    when the last is answered), so kid1's queue empties near the end of
+    every wave and kid2's bronze backlog takes kid1's share and fills the
+    slots it brings; at the next wave kid1 computes its share back at once.
+    Without one budget (before patch 43) it took it while kid2 still held
+    those slots for their 1-s responses: the sums reached 6 and 7 (in 12 to
+    34 of 79 samples, three runs). With it, kid1 gets only what kid2 gives
+    back: the claims stay within 1 and the sums of W and W+ within 5, the 4
+    slots of the budget and the one slot every busy worker has, claimed or
+    not (kid1 waking up while kid2 holds all 4), in every sample over 8 s."""
+    with SmpSquid(squid_factory, 2, window="fixed 4", link="1 Gbit") as smp:
+        bronze = _slow_requests(smp.ports[2], BRONZE_SRCS[0], origin, "bronze-m", 24, 1000)
+        gold: List[h.Result] = []
+
+        def waves() -> None:
+            for wave in range(5):
+                gold.extend(_slow_requests(smp.ports[1], GOLD_SRC, origin, f"gold-m{wave}", 4, 1000).join(30))
+        time.sleep(0.5)
+        waver = threading.Thread(target=waves, daemon=True)
+        waver.start()
+        samples = []
+        deadline = time.monotonic() + 8
+        while time.monotonic() < deadline:
+            samples.append(smp.window_sums())
+            time.sleep(0.1)
+        waver.join(60)
+        res = gold + bronze.join(60)
+    print("(sum W, sum W+, claimed):", samples)
+    assert len(gold) == 20 and all(r.ok for r in res), [r for r in res if not r.ok][:3]
+    assert all(w <= 5 and wmax <= 5 and claimed <= 1 for w, wmax, claimed in samples), samples
+    assert max(w for w, _, _ in samples) >= 3, samples     # both workers were serving
 
 
 def test_dead_worker_leaves_no_share_and_no_slot(squid_factory, origin):

@@ -225,6 +225,49 @@ START_TEST(share_scales_the_link)
 }
 END_TEST
 
+/* Bounded shares (a fixed window of 4): the claim is max(f, W / 4) (f
+ * while W is the one slot every busy worker has), the share min(f, what
+ * was claimed) but at least the idle share; an adaptive window is not
+ * bounded (claim 0, share f). */
+START_TEST(fixed_window_claims_from_the_budget)
+{
+	struct rec rec = { 0 };
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_FIXED);
+	struct rs_sched *s, *adaptive;
+	int i;
+
+	cfg.fixed_window = 4;
+	s = new_one_class(&cfg, &rec);
+	ck_assert_double_eq_tol(rs_share_claim(s, 0.6), 0.6, 1e-12);
+	enq(s, 0, 1, 0, 0);
+	/* one slot is every busy worker's floor: not claimed */
+	ck_assert_double_eq_tol(rs_share_claim(s, 0.1), 0.1, 1e-12);
+	for (i = 1; i < 3; i++)
+		enq(s, 0, (uint64_t)i + 1, 0, 0);	/* W = 3 of 4 */
+	ck_assert_uint_eq(gstats(s).W, 3);
+	/* its share falls to 0.25: it keeps claiming the 3 slots it fills */
+	ck_assert_double_eq_tol(rs_share_claim(s, 0.25), 0.75, 1e-12);
+	ck_assert_double_eq_tol(rs_share_claim(s, 0.9), 0.9, 1e-12);
+	ck_assert_double_eq_tol(rs_share_claim(s, 1.5), 1, 1e-12);
+	/* it schedules what it holds of the budget, never below idle */
+	ck_assert_double_eq_tol(rs_share_granted(s, 0.75, 0.5, 2), 0.5, 1e-12);
+	ck_assert_double_eq_tol(rs_share_granted(s, 0.25, 0.75, 2), 0.25, 1e-12);
+	ck_assert_double_eq_tol(rs_share_granted(s, 0.75, 0, 2), 0.025, 1e-12);
+	/* a claim kept to a millionth is the share (6 * 1/3 stays 2 slots) */
+	ck_assert_double_eq_tol(rs_share_granted(s, 1.0 / 3, 0.333333, 3),
+				1.0 / 3, 1e-12);
+	ck_assert_double_eq_tol(rs_share_claim(NULL, 0.5), 0, 1e-12);
+
+	cfg = cfg_base(RS_POLICY_MSF, RS_WIN_WRC_MULT);
+	adaptive = new_one_class(&cfg, &rec);
+	enq(adaptive, 0, 1, 0, 0);
+	ck_assert_double_eq_tol(rs_share_claim(adaptive, 0.6), 0, 1e-12);
+	ck_assert_double_eq_tol(rs_share_granted(adaptive, 0.6, 0, 2), 0.6, 1e-12);
+	rs_free(adaptive);
+	rs_free(s);
+}
+END_TEST
+
 Suite *suite_share(void)
 {
 	Suite *s = suite_create("share");
@@ -237,6 +280,7 @@ Suite *suite_share(void)
 	tcase_add_test(tc, idle_workers);
 	tcase_add_test(tc, sample_own_row);
 	tcase_add_test(tc, share_scales_the_link);
+	tcase_add_test(tc, fixed_window_claims_from_the_budget);
 	suite_add_tcase(s, tc);
 	return s;
 }
