@@ -155,6 +155,8 @@ def test_report_additions_and_targets(run_dir):
     assert (rs["stop_s"], rs["start_s"], rs["ready_s"], rs["after_from_s"]) == (20, 21, 21.5, 23)
     # completions in [23, 40): small ends 23.1..29.1 (7), bulk ends 25, 28, 31, 34, 37 (5)
     assert rs["rps_after"] == pytest.approx(12 / 17, abs=1e-3)
+    # their bytes: 7 x 1,000 + 5 x 600,000 in 17 s
+    assert rs["mbps_after"] == pytest.approx(3_007_000 * 8 / 17 / 1e6, abs=1e-4)
     on, off = msf["periods"]["on"], msf["periods"]["off"]
     assert on["intervals"] == [[15, 25]] and off["intervals"] == [[10, 15], [25, 40]]
     assert on["utilization"] == pytest.approx(0.97) and on["seconds"] == pytest.approx(10)
@@ -176,6 +178,8 @@ def test_report_additions_and_targets(run_dir):
     # stock: small fetches take 1 s, so ends 23.0..30.0 (8) + bulk 5 = 13 in [23, 40)
     assert rows["req/s after restart / stock"]["measured"] == pytest.approx(12 / 13, abs=1e-3)
     assert rows["req/s after restart / stock"]["ok"] is False
+    # stock completed the same bulk bytes and one more small response: 3,007,000 / 3,008,000
+    assert "completed bytes 1.000x" in rows["req/s after restart / stock"]["note"]
     # the restart's own cost: each mode's after/before, msf's over stock's
     srs = stock["restart"]
     recovery = (rs["rps_after"] / rs["rps_before"]) / (srs["rps_after"] / srs["rps_before"])

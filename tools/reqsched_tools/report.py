@@ -33,7 +33,9 @@ Metrics are taken over the measured window [warmup_s, duration_s] of each mode:
   periods      with cross traffic: the same link and class numbers for the CBR on
                and off periods separately (from cbr.log)
   restart      with restart_at_s: completed requests/s from 2 s after Squid was
-               started again to the end, and before the restart
+               started again to the end, and before the restart; the same for the
+               completed responses' bytes (Mbit/s: with heavy-tailed sizes the mean
+               size of a few hundred responses varies, which requests/s carries)
   byte layer   from mgr:request_sched when Squid reports them: per update interval
                link/proxied/exceptive bit/s, U, W+, pace_bps, window_bytes, flows
 Targets (scenario [targets], targets.py) are printed next to the measured values.
@@ -447,6 +449,10 @@ def analyse_mode(run_dir: str, mode: str, sc: dict) -> dict[str, Any]:
                         if info.get("restart_ready_epoch") else None),
             "rps_after": round(len(after) / (duration - a), 3) if duration > a else None,
             "rps_before": round(len(before) / (t_stop - lo), 3) if t_stop > lo else None,
+            "mbps_after": (round(sum(r.bytes for r in after) * 8 / (duration - a) / 1e6, 4)
+                           if duration > a else None),
+            "mbps_before": (round(sum(r.bytes for r in before) * 8 / (t_stop - lo) / 1e6, 4)
+                            if t_stop > lo else None),
             "failed_around": sum(1 for r in reqs if r.failed and t_stop - 1 <= r.start < a),
             "after_from_s": round(a, 2)}
 
@@ -631,7 +637,9 @@ def table(results: list[dict], sc: dict, run_dir: str, idle: Optional[dict] = No
                 lines.append(f"  {r['mode']:<12} stopped at {rs['stop_s']:.1f}s, started "
                              f"{rs['start_s']:.1f}s, answering {fmt(rs['ready_s'], '.1f')}s; "
                              f"req/s before {fmt(rs['rps_before'], '.2f')}, after "
-                             f"{fmt(rs['rps_after'], '.2f')}; failed around it "
+                             f"{fmt(rs['rps_after'], '.2f')} (completed Mbit/s "
+                             f"{fmt(rs.get('mbps_before'), '.3f')}, "
+                             f"{fmt(rs.get('mbps_after'), '.3f')}); failed around it "
                              f"{rs['failed_around']}")
     if any(r.get("byte_layer") for r in results):
         lines.append("")

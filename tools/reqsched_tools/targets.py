@@ -138,11 +138,14 @@ def evaluate(results: list[dict], sc: dict, idle: Optional[dict]) -> list[dict]:
                                  f"{drops} vs stock {sdrops}" if sdrops is not None
                                  else "no stock run"))
         if "restart_rps_vs_stock" in t:
-            a = (r.get("restart") or {}).get("rps_after")
-            b = ((stock or {}).get("restart") or {}).get("rps_after")
+            rs, ss = r.get("restart") or {}, (stock or {}).get("restart") or {}
+            a, b = rs.get("rps_after"), ss.get("rps_after")
+            bytes_ratio = _ratio(rs.get("mbps_after"), ss.get("mbps_after"))
             rows.append(_row(m, "all", "req/s after restart / stock", _ratio(a, b), ">=",
                              t["restart_rps_vs_stock"],
-                             f"{a} vs stock {b} req/s" if b is not None else "no stock run"))
+                             f"{a} vs stock {b} req/s; completed bytes {bytes_ratio:.3f}x"
+                             if b is not None and bytes_ratio is not None
+                             else f"{a} vs stock {b} req/s" if b is not None else "no stock run"))
         if "restart_recovery_vs_stock" in t:
             rs, ss = r.get("restart") or {}, (stock or {}).get("restart") or {}
             mine = _ratio(rs.get("rps_after"), rs.get("rps_before"))
