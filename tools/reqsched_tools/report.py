@@ -102,6 +102,15 @@ def load_requests(mdir: str, stats: logparse.ParseStats) -> list[Req]:
     return out
 
 
+def completed_rates(done: list[Req], span: float, when: str) -> dict[str, Optional[float]]:
+    """rps_WHEN and mbps_WHEN: the completed responses per second over span
+    and their bytes in Mbit/s (None for an empty span)."""
+    if span <= 0:
+        return {f"rps_{when}": None, f"mbps_{when}": None}
+    return {f"rps_{when}": round(len(done) / span, 3),
+            f"mbps_{when}": round(sum(r.bytes for r in done) * 8 / span / 1e6, 4)}
+
+
 def user_bytes_in_window(reqs: list[Req], lo: float, hi: float) -> dict[str, float]:
     """Bytes per user inside [lo, hi], each request's bytes spread evenly over
     [first byte, end] (or to hi for requests still running at the end)."""
@@ -447,12 +456,8 @@ def analyse_mode(run_dir: str, mode: str, sc: dict) -> dict[str, Any]:
             "stop_s": round(t_stop, 2), "start_s": round(t_start, 2),
             "ready_s": (round(float(info["restart_ready_epoch"]) - t0, 2)
                         if info.get("restart_ready_epoch") else None),
-            "rps_after": round(len(after) / (duration - a), 3) if duration > a else None,
-            "rps_before": round(len(before) / (t_stop - lo), 3) if t_stop > lo else None,
-            "mbps_after": (round(sum(r.bytes for r in after) * 8 / (duration - a) / 1e6, 4)
-                           if duration > a else None),
-            "mbps_before": (round(sum(r.bytes for r in before) * 8 / (t_stop - lo) / 1e6, 4)
-                            if t_stop > lo else None),
+            **completed_rates(after, duration - a, "after"),
+            **completed_rates(before, t_stop - lo, "before"),
             "failed_around": sum(1 for r in reqs if r.failed and t_stop - 1 <= r.start < a),
             "after_from_s": round(a, 2)}
 

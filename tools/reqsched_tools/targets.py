@@ -137,17 +137,16 @@ def evaluate(results: list[dict], sc: dict, idle: Optional[dict]) -> list[dict]:
                                  t["drops_vs_stock"],
                                  f"{drops} vs stock {sdrops}" if sdrops is not None
                                  else "no stock run"))
+        rs, ss = r.get("restart") or {}, (stock or {}).get("restart") or {}
         if "restart_rps_vs_stock" in t:
-            rs, ss = r.get("restart") or {}, (stock or {}).get("restart") or {}
             a, b = rs.get("rps_after"), ss.get("rps_after")
             bytes_ratio = _ratio(rs.get("mbps_after"), ss.get("mbps_after"))
+            note = "no stock run" if b is None else f"{a} vs stock {b} req/s"
+            if bytes_ratio is not None:
+                note += f"; completed bytes {bytes_ratio:.3f}x"
             rows.append(_row(m, "all", "req/s after restart / stock", _ratio(a, b), ">=",
-                             t["restart_rps_vs_stock"],
-                             f"{a} vs stock {b} req/s; completed bytes {bytes_ratio:.3f}x"
-                             if b is not None and bytes_ratio is not None
-                             else f"{a} vs stock {b} req/s" if b is not None else "no stock run"))
+                             t["restart_rps_vs_stock"], note))
         if "restart_recovery_vs_stock" in t:
-            rs, ss = r.get("restart") or {}, (stock or {}).get("restart") or {}
             mine = _ratio(rs.get("rps_after"), rs.get("rps_before"))
             theirs = _ratio(ss.get("rps_after"), ss.get("rps_before"))
             rows.append(_row(m, "all", "req/s after/before restart / stock's", _ratio(mine, theirs),
