@@ -162,13 +162,17 @@ class SmallMssOrigin:
     of body, one thread per connection, sending with an Ethernet-sized MSS
     (TCP_MAXSEG 1448 on the listening socket): on loopback (MSS 64 KB) Squid
     raises a clamp of a few segments to two 64 KB segments.  raw=True: no
-    HTTP, just the bytes (a CONNECT target), with the loopback MSS."""
+    HTTP, just the bytes (a CONNECT target), with the loopback MSS.
+    keep_alive=True: the connection stays open for the next request (Squid
+    pools it)."""
 
-    def __init__(self, nbytes: int, raw: bool = False, rate_bps: float = 0, upgrade: bool = False):
+    def __init__(self, nbytes: int, raw: bool = False, rate_bps: float = 0, upgrade: bool = False,
+                 keep_alive: bool = False):
         self.nbytes = nbytes
         self.raw = raw
         self.upgrade = upgrade
         self.rate_bps = rate_bps
+        self.keep_alive = keep_alive
         self.sock = socket.socket()
         if not raw:
             self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, 1448)
@@ -189,24 +193,32 @@ class SmallMssOrigin:
     def _serve(self, c: socket.socket) -> None:
         try:
             c.settimeout(30)
-            buf = b""
-            while not self.raw and b"\r\n\r\n" not in buf:
-                d = c.recv(4096)
-                if not d:
+            for _ in range(100 if self.keep_alive else 1):
+                if not self._answer(c):
                     return
-                buf += d
-            if self.upgrade:
-                c.sendall(b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n"
-                          b"Upgrade: WebSocket\r\n\r\n")
-            elif not self.raw:
-                c.sendall(f"HTTP/1.1 200 OK\r\nContent-Length: {self.nbytes}\r\n"
-                          "Cache-Control: no-store\r\nConnection: close\r\n\r\n".encode())
-            # at the server's own bandwidth, if it has one
-            h.send_paced(c.send, self.nbytes, b"y" * (16384 if self.rate_bps else 65536), self.rate_bps)
         except OSError:
             pass
         finally:
             c.close()
+
+    def _answer(self, c: socket.socket) -> bool:
+        """One request and its response; False when the client closed."""
+        buf = b""
+        while not self.raw and b"\r\n\r\n" not in buf:
+            d = c.recv(4096)
+            if not d:
+                return False
+            buf += d
+        if self.upgrade:
+            c.sendall(b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n"
+                      b"Upgrade: WebSocket\r\n\r\n")
+        elif not self.raw:
+            connection = "keep-alive" if self.keep_alive else "close"
+            c.sendall(f"HTTP/1.1 200 OK\r\nContent-Length: {self.nbytes}\r\n"
+                      f"Cache-Control: no-store\r\nConnection: {connection}\r\n\r\n".encode())
+        # at the server's own bandwidth, if it has one
+        h.send_paced(c.send, self.nbytes, b"y" * (16384 if self.rate_bps else 65536), self.rate_bps)
+        return True
 
     def url(self, path: str) -> str:
         return f"http://127.0.0.1:{self.port}{path}"
@@ -217,6 +229,14 @@ class SmallMssOrigin:
                              capture_output=True, text=True, timeout=10).stdout
         # one "cwnd:" per socket; no snd_wnd means a zero window
         return [int(m.group(1) or 0) for m in re.finditer(r"cwnd:\d+(?:.*?snd_wnd:(\d+))?", out)]
+
+    def squid_sockets(self) -> List[tuple]:
+        """(Recv-Q, rb) of every established Squid socket to this server:
+        the bytes waiting unread and the receive buffer (sk_rcvbuf)."""
+        out = subprocess.run(["ss", "-tnm", "state", "established", f"( dport = :{self.port} )"],
+                             capture_output=True, text=True, timeout=10).stdout
+        return [(int(m.group(1)), int(m.group(2)))
+                for m in re.finditer(r"^(\d+)\s+\d+\s.*?\n\s*skmem:\(r\d+,rb(\d+),", out, re.M)]
 
     def stop(self) -> None:
         self.stopped = True
@@ -267,6 +287,48 @@ def test_receive_window_is_clamped(squid_factory):
         med_off = wins_off[len(wins_off) // 2]
         print(f"unclamped: server snd_wnd median {med_off} max {wins_off[-1]}")
         assert med_off >= 4 * med_win, (wins_off, wins)
+    finally:
+        srv.stop()
+
+
+def test_receive_buffer_is_bounded_while_paced(squid_factory):
+    """A server sending at 8 Mbit/s while the pacer reads it at 2: Linux
+    advertises the clamp beyond the bytes received, not read, so without a
+    bound the unread bytes would fill an autotuned buffer (Recv-Q of 100 KB
+    and more, measured without patch 44); with twice the clamp as SO_RCVBUF
+    they stay within a few clamps. When the response ends, the pooled
+    connection gets net.core.rmem_max back (rb is twice what was set)."""
+    if subprocess.run(["ss", "-V"], capture_output=True).returncode != 0:
+        pytest.skip("no ss")
+    with open("/proc/sys/net/core/rmem_max") as f:
+        rmem_max = int(f.read())
+    srv = SmallMssOrigin(1_000_000, rate_bps=8_000_000, keep_alive=True)
+    try:
+        sq = paced_squid(squid_factory, link="2 Mbit")
+        bg = h.Background([lambda: http_get(sq.port, srv.url("/pace-b/bounded"), src=GOLD_SRC, timeout=60)])
+        time.sleep(0.5)
+        samples: List[tuple] = []
+        clamps: List[float] = []
+        t_end = time.monotonic() + 3
+        while time.monotonic() < t_end and bg.results[0] is None:
+            samples += srv.squid_sockets()
+            clamps.append(sq.report().g("window_bytes"))
+            time.sleep(0.05)
+        r = bg.join(60)[0]
+        assert r.ok, r
+        clamp = max(clamps)
+        unread = max(q for q, _ in samples)
+        bufs = sorted(rb for _, rb in samples)
+        print(f"paced at 2 Mbit/s: {len(samples)} samples, clamp {clamp:.0f}, max Recv-Q {unread}, "
+              f"rb {bufs[0]}-{bufs[-1]}")
+        assert len(samples) >= 20 and 0 < clamp <= 16 * 1024, (samples, clamps)
+        # SO_RCVBUF 2 x clamp, which Linux doubles
+        assert bufs[-1] <= 4 * clamp + 4096, bufs
+        assert unread <= 4 * clamp + 2 * 1448, samples
+
+        def released() -> bool:
+            return [rb for _, rb in srv.squid_sockets()] == [2 * rmem_max]
+        wait_until(released, 10, what=f"the pooled connection's rb back at 2 x rmem_max ({2 * rmem_max})")
     finally:
         srv.stop()
 
