@@ -21,8 +21,16 @@
  * for a while cannot hide later cross traffic for longer than that:
  *   D += link - proxied;  D > H: exceptive = D - H, H = D;
  *   D < H - slack: H = D + slack.
- * The exceptive rate is an EWMA with time constant 1 s:
- *   rate += a * (exceptive / dt - rate),  a = 1 - exp(-dt / 1 s).
+ * The exceptive rate is an EWMA of the samples' exceptive bytes/s x:
+ *   rate += a * (x - rate),  a = 1 - exp(-dt / tau),
+ * tau = EXC_TAU, or EXC_FALL_TAU when x < rate in a sample that shows room
+ * on the link (its payload below LINK_ROOM * U+ * C): the link then carried
+ * less than the proxy was left, so either the traffic that bypassed the
+ * proxy has stopped or the estimate was too high; either way the pacer's
+ * rate was too low (a 1-s decay after a 60 % CBR stops leaves the pacer
+ * about 0.6 s of the link behind, 6 % of a 10-s pause). While the link is full the rate
+ * falls slowly, since x is lumpy there: a sample in which the proxy read a
+ * backlog lifts no high and reads 0.
  *
  * Invariants: exc_total only grows and only in RS_LINK_COUNTER; exc_rate
  * is 0 in RS_LINK_PROXIED. The bytes U sees are proxied + exceptive
@@ -48,6 +56,10 @@ static void set_exc_rate(struct rs_sched *s, double rate, rs_time_ns now)
 		s->ctl->rate_changed(s, rs_full_rate(s) - before);
 }
 
+#define EXC_TAU 1.0		/* s: the exceptive rate's time constant */
+#define EXC_FALL_TAU 0.25	/* s: ... falling while the link has room */
+#define LINK_ROOM 0.9		/* a sample below this part of U+ * C has room */
+
 /* One second of the link, in payload bytes: how far the high-water mark
  * may stay above the cumulative difference. */
 static double link_slack(const struct rs_sched *s)
@@ -68,6 +80,15 @@ static double exceptive(struct rs_sched *s, double diff)
 		s->link_high = s->link_diff + link_slack(s);
 	}
 	return exc;
+}
+
+/* The time constant of the exceptive rate's step toward x (bytes/s) for a
+ * sample of link_rate payload bytes/s (see the top of this file). */
+static double exc_tau(const struct rs_sched *s, double link_rate, double x)
+{
+	double room = LINK_ROOM * s->cfg.target_util * rs_link_Bps(s);
+
+	return x < s->exc_rate && link_rate < room ? EXC_FALL_TAU : EXC_TAU;
 }
 
 int rs_set_link_source(struct rs_sched *s, enum rs_link_source src,
@@ -108,8 +129,9 @@ int rs_on_link_bytes(struct rs_sched *s, uint64_t n, rs_time_ns now)
 	rate = s->exc_rate;
 	if (now > s->link_t) {
 		double dt = (double)(now - s->link_t) / (double)RS_NSEC_PER_SEC;
+		double x = exc / dt;
 
-		rate += (1 - exp(-dt)) * (exc / dt - rate);
+		rate += (1 - exp(-dt / exc_tau(s, payload / dt, x))) * (x - rate);
 	}
 	set_exc_rate(s, rate, now);
 	s->link_t = now;

@@ -12,8 +12,9 @@
 
 /* Sample 1: [0, 0.9 s], proxied 100,000, link 200 frames = 289,600 payload:
  * exceptive 189,600, rate (1 - e^-0.9) * 189,600 / 0.9. Sample 2:
- * [0.9, 1.5 s], proxied 400,000 > link 144,800: exceptive 0, the rate
- * decays by e^-0.6. */
+ * [0.9, 1.5 s], proxied 400,000 > link 144,800: exceptive 0; the link
+ * carried 241,333 B/s, below 0.9 * U+ * C = 882,000 (room on the link), so
+ * the rate decays with the 0.25-s time constant: by e^-2.4. */
 START_TEST(exceptive_samples)
 {
 	struct rec rec = { 0 };
@@ -41,7 +42,7 @@ START_TEST(exceptive_samples)
 	ck_assert_double_eq_tol(st.U, 0.2896, 1e-9);	/* link bytes / C */
 	ck_assert_int_eq(rs_on_bytes(s, r1, 400000, 12 * SEC / 10), 0);
 	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(100), 15 * SEC / 10), 0);
-	rate *= exp(-0.6);
+	rate *= exp(-0.6 / 0.25);
 	ck_assert_double_eq_tol(gstats(s).pace_bps, (980000 - rate) * 8, 1e-3);
 	rs_on_timer(s, 2 * SEC);
 	st = gstats(s);
@@ -59,6 +60,45 @@ START_TEST(exceptive_samples)
 	ck_assert_uint_eq(st.link_bytes, 300000);
 	ck_assert_uint_eq(st.proxied_bytes, 300000);
 	ck_assert_uint_eq(st.exceptive_bytes, 0);
+	rs_free(s);
+}
+END_TEST
+
+/* The exceptive rate rises and falls with a 1-s time constant while the link
+ * is full, and falls with 0.25 s in a sample that shows room on the link
+ * (payload below 0.9 * U+ * C = 882,000 B/s). Sample 1 [0, 1 s]: 690 frames
+ * = 999,120 payload, 300,000 proxied: x = 699,120 B/s. Sample 2 [1, 1.5 s]:
+ * 345 frames = 499,560 all proxied (999,120 B/s, full): x = 0, e^-0.5.
+ * Sample 3 [1.5, 2 s]: 200 frames = 289,600 all proxied (579,200 B/s, room):
+ * x = 0, e^-2. Sample 4 [2, 2.5 s]: 200 frames, none proxied, room but
+ * rising: x = 579,200 B/s, 1 - e^-0.5 of the way. */
+START_TEST(exceptive_falls_fast_with_room)
+{
+	struct rec rec = { 0 };
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_FIXED);
+	struct rs_sched *s;
+	double rate;
+	rs_id r1;
+
+	cfg.pacing = true;
+	s = new_one_class(&cfg, &rec);
+	r1 = enq(s, 0, 1, 0, 0);
+	ck_assert_int_eq(rs_set_link_source(s, RS_LINK_COUNTER, 0), 0);
+	ck_assert_int_eq(rs_on_bytes(s, r1, 300000, SEC / 2), 0);
+	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(690), SEC), 0);
+	rate = (1 - exp(-1.0)) * 699120;
+	ck_assert_double_eq_tol(gstats(s).pace_bps, (980000 - rate) * 8, 1e-3);
+	ck_assert_int_eq(rs_on_bytes(s, r1, 499560, 3 * SEC / 2 - 1), 0);
+	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(345), 3 * SEC / 2), 0);
+	rate *= exp(-0.5);
+	ck_assert_double_eq_tol(gstats(s).pace_bps, (980000 - rate) * 8, 1e-3);
+	ck_assert_int_eq(rs_on_bytes(s, r1, 289600, 2 * SEC - 1), 0);
+	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(200), 2 * SEC), 0);
+	rate *= exp(-2.0);
+	ck_assert_double_eq_tol(gstats(s).pace_bps, (980000 - rate) * 8, 1e-3);
+	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(200), 5 * SEC / 2), 0);
+	rate += (1 - exp(-0.5)) * (579200 - rate);
+	ck_assert_double_eq_tol(gstats(s).pace_bps, (980000 - rate) * 8, 1e-3);
 	rs_free(s);
 }
 END_TEST
@@ -190,6 +230,7 @@ Suite *suite_link(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, exceptive_samples);
+	tcase_add_test(tc, exceptive_falls_fast_with_room);
 	tcase_add_test(tc, lag_is_not_exceptive);
 	tcase_add_test(tc, rate_floor);
 	tcase_add_test(tc, link_errors);
