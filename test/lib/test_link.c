@@ -10,6 +10,20 @@
 
 #define FRAMES(n) ((uint64_t)(n) * 1514)
 
+/* A paced msf instance on the link counter since 0, with request *r1
+ * queued (its bytes are the proxied bytes of the samples). */
+static struct rs_sched *counter_sched(struct rec *rec, rs_id *r1)
+{
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_FIXED);
+	struct rs_sched *s;
+
+	cfg.pacing = true;
+	s = new_one_class(&cfg, rec);
+	*r1 = enq(s, 0, 1, 0, 0);
+	ck_assert_int_eq(rs_set_link_source(s, RS_LINK_COUNTER, 0), 0);
+	return s;
+}
+
 /* Sample 1: [0, 0.9 s], proxied 100,000, link 200 frames = 289,600 payload:
  * exceptive 189,600, rate (1 - e^-0.9) * 189,600 / 0.9. Sample 2:
  * [0.9, 1.5 s], proxied 400,000 > link 144,800: exceptive 0; the link
@@ -18,16 +32,12 @@
 START_TEST(exceptive_samples)
 {
 	struct rec rec = { 0 };
-	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_FIXED);
 	struct rs_sched *s;
 	struct rs_stats st;
 	double rate;
 	rs_id r1;
 
-	cfg.pacing = true;
-	s = new_one_class(&cfg, &rec);
-	r1 = enq(s, 0, 1, 0, 0);
-	ck_assert_int_eq(rs_set_link_source(s, RS_LINK_COUNTER, 0), 0);
+	s = counter_sched(&rec, &r1);
 	ck_assert_int_eq(rs_on_bytes(s, r1, 100000, SEC / 2), 0);
 	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(200), 9 * SEC / 10), 0);
 	rate = (1 - exp(-0.9)) * 189600 / 0.9;
@@ -75,15 +85,11 @@ END_TEST
 START_TEST(exceptive_falls_fast_with_room)
 {
 	struct rec rec = { 0 };
-	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_FIXED);
 	struct rs_sched *s;
 	double rate;
 	rs_id r1;
 
-	cfg.pacing = true;
-	s = new_one_class(&cfg, &rec);
-	r1 = enq(s, 0, 1, 0, 0);
-	ck_assert_int_eq(rs_set_link_source(s, RS_LINK_COUNTER, 0), 0);
+	s = counter_sched(&rec, &r1);
 	ck_assert_int_eq(rs_on_bytes(s, r1, 300000, SEC / 2), 0);
 	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(690), SEC), 0);
 	rate = (1 - exp(-1.0)) * 699120;
@@ -114,15 +120,11 @@ END_TEST
 START_TEST(lag_is_not_exceptive)
 {
 	struct rec rec = { 0 };
-	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_FIXED);
 	struct rs_sched *s;
 	rs_id r1;
 	int i;
 
-	cfg.pacing = true;
-	s = new_one_class(&cfg, &rec);
-	r1 = enq(s, 0, 1, 0, 0);
-	ck_assert_int_eq(rs_set_link_source(s, RS_LINK_COUNTER, 0), 0);
+	s = counter_sched(&rec, &r1);
 	for (i = 1; i <= 4; i++) {
 		uint64_t proxied = i % 2 ? 100000 : 189600;
 
