@@ -14,7 +14,7 @@ import socket
 import subprocess
 import threading
 import time
-from typing import Dict, List
+from typing import Callable, Dict, List
 
 import pytest
 
@@ -243,22 +243,34 @@ class SmallMssOrigin:
         self.sock.close()
 
 
-def _sample_window(sq: h.Squid, srv: SmallMssOrigin, path: str, seconds: float = 3.0):
+def _fetch_sampling(sq: h.Squid, srv: SmallMssOrigin, path: str, sample: Callable[[], None],
+                    seconds: float = 3.0) -> None:
+    """gold fetches path from srv through sq; from 0.5 s on, sample() every
+    50 ms for at most `seconds` while the fetch lasts; the fetch must succeed."""
     bg = h.Background([lambda: http_get(sq.port, srv.url(path), src=GOLD_SRC, timeout=60)])
     time.sleep(0.5)
-    wins, clamps, seen = [], [], []
     t_end = time.monotonic() + seconds
     while time.monotonic() < t_end and bg.results[0] is None:
-        w = srv.snd_wnd()
-        rp = sq.report()
-        seen.append((len(w), rp.g("flows")))
-        if len(w) == 1 and rp.g("flows") == 1:
-            wins.append(w[0])
-            clamps.append(rp.g("window_bytes"))
+        sample()
         time.sleep(0.05)
     r = bg.join(60)[0]
     assert r.ok, r
-    print(f"{path}: {r.body_len} bytes in {r.t_end - r.t_start:.2f} s, {len(wins)} samples")
+    print(f"{path}: {r.body_len} bytes in {r.t_end - r.t_start:.2f} s")
+
+
+def _sample_window(sq: h.Squid, srv: SmallMssOrigin, path: str):
+    """The server's snd_wnd and the flow's clamp while it is the only flow."""
+    wins: List[int] = []
+    clamps: List[float] = []
+
+    def sample() -> None:
+        w = srv.snd_wnd()
+        rp = sq.report()
+        if len(w) == 1 and rp.g("flows") == 1:
+            wins.append(w[0])
+            clamps.append(rp.g("window_bytes"))
+    _fetch_sampling(sq, srv, path, sample)
+    print(f"{path}: {len(wins)} samples")
     return sorted(wins), sorted(clamps)
 
 
@@ -305,17 +317,13 @@ def test_receive_buffer_is_bounded_while_paced(squid_factory):
     srv = SmallMssOrigin(1_000_000, rate_bps=8_000_000, keep_alive=True)
     try:
         sq = paced_squid(squid_factory, link="2 Mbit")
-        bg = h.Background([lambda: http_get(sq.port, srv.url("/pace-b/bounded"), src=GOLD_SRC, timeout=60)])
-        time.sleep(0.5)
         samples: List[tuple] = []
         clamps: List[float] = []
-        t_end = time.monotonic() + 3
-        while time.monotonic() < t_end and bg.results[0] is None:
-            samples += srv.squid_sockets()
+
+        def sample() -> None:
+            samples.extend(srv.squid_sockets())
             clamps.append(sq.report().g("window_bytes"))
-            time.sleep(0.05)
-        r = bg.join(60)[0]
-        assert r.ok, r
+        _fetch_sampling(sq, srv, "/pace-b/bounded", sample)
         clamp = max(clamps)
         unread = max(q for q, _ in samples)
         bufs = sorted(rb for _, rb in samples)
