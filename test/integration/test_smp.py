@@ -179,6 +179,22 @@ def test_fixed_window_holds_for_the_whole_proxy(squid_factory, origin):
     assert max(claimed for _, _, claimed in samples) >= 0.9, samples   # the budget is in use
 
 
+def test_an_idle_worker_shows_the_idle_share_from_the_start(squid_factory):
+    """A worker that has had no request yet schedules the idle share (5 % of
+    1/N) from its start, and its page says so: W+ 1 of a fixed window of 4,
+    not the whole window. The workers' table can attach after the scheduler
+    read its configuration (Squid runs its runners in no set order), and an
+    idle worker has no housekeeping timer to take the share later; before
+    patch 45 a worker showed share 1 and W+ 4 until its first request (the
+    first sample of a CI run, 2026-11-27: the sum of W+ was 8)."""
+    with SmpSquid(squid_factory, 2, window="fixed 4", link="1 Gbit") as smp:
+        time.sleep(1.0)
+        pages = smp.pages()
+    for kid, page in pages.items():
+        assert float(page["global"]["link_share"]) == pytest.approx(0.025, abs=1e-3), (kid, page["global"])
+        assert float(page["global"]["W_max"]) <= 1, (kid, page["global"])
+
+
 def test_fixed_window_holds_while_demand_moves(squid_factory, origin):
     """Gold's requests on kid1 come in waves of 4 (1 s each; the next wave
     when the last is answered), so kid1's queue empties near the end of
