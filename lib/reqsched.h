@@ -254,13 +254,18 @@ enum rs_link_source {
 };
 int rs_set_link_source(struct rs_sched *s, enum rs_link_source src,
 		       rs_time_ns now);
-/* n bytes crossed the downlink since the previous call, as interface
- * counters count them (frames: link, IP and TCP headers included); the
- * caller takes the difference of its cumulative counter and handles wrap and
- * reset. link_bps and every byte the proxy reports are TCP payload, so the
- * library converts n with RS_WIRE_PAYLOAD_RATIO (full-size segments). */
+/* n bytes in `frames` frames crossed the downlink since the previous call,
+ * as interface counters count them (a frame: its link, IP and TCP headers
+ * and its payload); the caller takes the differences of its cumulative
+ * counters and handles wrap and reset. link_bps and every byte the proxy
+ * reports are TCP payload, so the library takes RS_FRAME_OVERHEAD bytes
+ * off every frame (a frame without payload, an ACK, counts 0), or, from a
+ * counter of bytes alone (frames 0: an SNMP octet counter), converts n with
+ * RS_WIRE_PAYLOAD_RATIO, which holds for full-size segments only. */
+#define RS_FRAME_OVERHEAD 66	/* Ethernet 14 + IPv4 20 + TCP 20 + timestamps 12 */
 #define RS_WIRE_PAYLOAD_RATIO (1448.0 / 1514.0)
-int rs_on_link_bytes(struct rs_sched *s, uint64_t n, rs_time_ns now);
+int rs_on_link_bytes(struct rs_sched *s, uint64_t n, uint64_t frames,
+		     rs_time_ns now);
 
 /*
  * The byte layer: flows and the pacer. A flow is one stream of response

@@ -27,6 +27,8 @@
 #include "rng.h"
 #include "sim.h"
 
+#define SIM_MSS 1448.0	/* the payload of a full-size frame on the link counter */
+
 enum ev_type {
 	EV_CLASS_ON, EV_CLASS_OFF, EV_ARRIVAL, EV_FIRST_BYTE, EV_REPORT,
 	EV_SAMPLE, EV_CBR, EV_CANCEL, EV_REWEIGHT,
@@ -274,22 +276,20 @@ static void account(struct sim *s, struct sim_req *r, uint64_t n)
 
 /* The link counter (spec cbr_accounting counter): every byte that crossed
  * the link since the last report - responses and cross traffic - as
- * interface counters count them, in full-size frames (payload / the
- * library's RS_WIRE_PAYLOAD_RATIO); the fraction of a frame waits. Called
- * right after the proxied bytes of the same instant are reported, so the
- * library's exceptive bytes are the cross traffic. */
+ * interface counters count them, in full-size frames of SIM_MSS payload
+ * bytes and the library's RS_FRAME_OVERHEAD each; the fraction of a frame
+ * waits. Called right after the proxied bytes of the same instant are
+ * reported, so the library's exceptive bytes are the cross traffic. */
 static void report_link(struct sim *s)
 {
-	double frames;
+	double frames = floor(s->link_unreported / SIM_MSS);
 
-	if (!s->rs || !s->sp->link_counter)
+	if (!s->rs || !s->sp->link_counter || frames < 1)
 		return;
-	frames = floor(s->link_unreported / RS_WIRE_PAYLOAD_RATIO);
-	if (frames < 1)
-		return;
-	lib_check(s, rs_on_link_bytes(s->rs, (uint64_t)frames, now_ns(s)),
+	lib_check(s, rs_on_link_bytes(s->rs, (uint64_t)(frames * (SIM_MSS + RS_FRAME_OVERHEAD)),
+				      (uint64_t)frames, now_ns(s)),
 		  "rs_on_link_bytes");
-	s->link_unreported -= frames * RS_WIRE_PAYLOAD_RATIO;
+	s->link_unreported -= frames * SIM_MSS;
 }
 
 /* Report bytes delivered since the last report of every flow, and the

@@ -1313,7 +1313,9 @@ static void ev_link(struct world *w)
 		return;
 	}
 	take(w, &before);
-	err = rs_on_link_bytes(w->s, below(w, 200000), w->now);
+	/* frames: none (a counter of bytes alone) or up to 200 per sample,
+	 * which may be more than the bytes' headers */
+	err = rs_on_link_bytes(w->s, below(w, 200000), below(w, 201), w->now);
 	if (w->src == RS_LINK_PROXIED) {
 		if (err != RS_ESTATE)
 			FAIL(w, "link bytes while proxied: %d", err);

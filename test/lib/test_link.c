@@ -39,7 +39,7 @@ START_TEST(exceptive_samples)
 
 	s = counter_sched(&rec, &r1);
 	ck_assert_int_eq(rs_on_bytes(s, r1, 100000, SEC / 2), 0);
-	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(200), 9 * SEC / 10), 0);
+	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(200), 200, 9 * SEC / 10), 0);
 	rate = (1 - exp(-0.9)) * 189600 / 0.9;
 	ck_assert_double_eq_tol(gstats(s).pace_bps, (980000 - rate) * 8, 1e-3);
 	rs_on_timer(s, SEC);
@@ -51,7 +51,7 @@ START_TEST(exceptive_samples)
 	ck_assert_double_eq_tol(st.interval_s, 1, 1e-12);
 	ck_assert_double_eq_tol(st.U, 0.2896, 1e-9);	/* link bytes / C */
 	ck_assert_int_eq(rs_on_bytes(s, r1, 400000, 12 * SEC / 10), 0);
-	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(100), 15 * SEC / 10), 0);
+	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(100), 100, 15 * SEC / 10), 0);
 	rate *= exp(-0.6 / 0.25);
 	ck_assert_double_eq_tol(gstats(s).pace_bps, (980000 - rate) * 8, 1e-3);
 	rs_on_timer(s, 2 * SEC);
@@ -91,18 +91,18 @@ START_TEST(exceptive_falls_fast_with_room)
 
 	s = counter_sched(&rec, &r1);
 	ck_assert_int_eq(rs_on_bytes(s, r1, 300000, SEC / 2), 0);
-	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(690), SEC), 0);
+	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(690), 690, SEC), 0);
 	rate = (1 - exp(-1.0)) * 699120;
 	ck_assert_double_eq_tol(gstats(s).pace_bps, (980000 - rate) * 8, 1e-3);
 	ck_assert_int_eq(rs_on_bytes(s, r1, 499560, 3 * SEC / 2 - 1), 0);
-	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(345), 3 * SEC / 2), 0);
+	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(345), 345, 3 * SEC / 2), 0);
 	rate *= exp(-0.5);
 	ck_assert_double_eq_tol(gstats(s).pace_bps, (980000 - rate) * 8, 1e-3);
 	ck_assert_int_eq(rs_on_bytes(s, r1, 289600, 2 * SEC - 1), 0);
-	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(200), 2 * SEC), 0);
+	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(200), 200, 2 * SEC), 0);
 	rate *= exp(-2.0);
 	ck_assert_double_eq_tol(gstats(s).pace_bps, (980000 - rate) * 8, 1e-3);
-	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(200), 5 * SEC / 2), 0);
+	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(200), 200, 5 * SEC / 2), 0);
 	rate += (1 - exp(-0.5)) * (579200 - rate);
 	ck_assert_double_eq_tol(gstats(s).pace_bps, (980000 - rate) * 8, 1e-3);
 	rs_free(s);
@@ -129,16 +129,16 @@ START_TEST(lag_is_not_exceptive)
 		uint64_t proxied = i % 2 ? 100000 : 189600;
 
 		ck_assert_int_eq(rs_on_bytes(s, r1, proxied, i * SEC / 4 - 1), 0);
-		ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(100), i * SEC / 4), 0);
+		ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(100), 100, i * SEC / 4), 0);
 	}
 	rs_on_timer(s, SEC);
 	ck_assert_uint_eq(gstats(s).exceptive_bytes, 44800);
 	ck_assert_int_eq(rs_on_bytes(s, r1, 100000, 5 * SEC / 4 - 1), 0);
-	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(300), 5 * SEC / 4), 0);
+	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(300), 300, 5 * SEC / 4), 0);
 	ck_assert_int_eq(rs_on_bytes(s, r1, 1500000, 6 * SEC / 4 - 1), 0);
-	ck_assert_int_eq(rs_on_link_bytes(s, 0, 6 * SEC / 4), 0);
-	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(200), 7 * SEC / 4), 0);
-	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(700), 8 * SEC / 4 - 1), 0);
+	ck_assert_int_eq(rs_on_link_bytes(s, 0, 0, 6 * SEC / 4), 0);
+	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(200), 200, 7 * SEC / 4), 0);
+	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(700), 700, 8 * SEC / 4 - 1), 0);
 	rs_on_timer(s, 2 * SEC);
 	ck_assert_uint_eq(gstats(s).exceptive_bytes, 289600 + 303200);
 	rs_free(s);
@@ -155,8 +155,43 @@ START_TEST(rate_floor)
 	cfg.pacing = true;
 	s = new_one_class(&cfg, &rec);
 	ck_assert_int_eq(rs_set_link_source(s, RS_LINK_COUNTER, 0), 0);
-	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(100000), SEC / 10), 0);
+	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(100000), 100000, SEC / 10), 0);
 	ck_assert_double_eq_tol(gstats(s).pace_bps, 0.05 * 8000000, 1e-6);
+	rs_free(s);
+}
+END_TEST
+
+/* Frames carry their payload: 100 full frames (151,400 bytes, 144,800 of
+ * payload) and 50 ACKs (66 bytes each, none) are 144,800 link bytes; the
+ * same 154,700 bytes from a counter without frames are 154,700 * 1448 /
+ * 1514 = 147,956.2 (the ACKs counted as payload); fewer bytes than the
+ * frames' headers count 0. Proxied 144,800 in each sample: exceptive 0,
+ * 3,156 (the ratio's excess), 0. */
+START_TEST(frames_carry_their_payload)
+{
+	struct rec rec = { 0 };
+	struct rs_sched *s;
+	struct rs_stats st;
+	rs_id r1;
+
+	s = counter_sched(&rec, &r1);
+	ck_assert_int_eq(rs_on_bytes(s, r1, 144800, SEC / 2), 0);
+	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(100) + 50 * 66, 150, 9 * SEC / 10), 0);
+	rs_on_timer(s, SEC);
+	st = gstats(s);
+	ck_assert_uint_eq(st.link_bytes, 144800);
+	ck_assert_uint_eq(st.exceptive_bytes, 0);
+	ck_assert_int_eq(rs_on_bytes(s, r1, 144800, 3 * SEC / 2), 0);
+	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(100) + 50 * 66, 0, 19 * SEC / 10), 0);
+	rs_on_timer(s, 2 * SEC);
+	st = gstats(s);
+	ck_assert_uint_eq(st.link_bytes, 147956);
+	ck_assert_uint_eq(st.exceptive_bytes, 3156);
+	ck_assert_int_eq(rs_on_link_bytes(s, 10 * 66 - 1, 10, 5 * SEC / 2), 0);
+	rs_on_timer(s, 3 * SEC);
+	st = gstats(s);
+	ck_assert_uint_eq(st.link_bytes, 0);
+	ck_assert_uint_eq(st.exceptive_bytes, 0);
 	rs_free(s);
 }
 END_TEST
@@ -170,11 +205,11 @@ START_TEST(link_errors)
 	struct rs_stats a, b;
 
 	ck_assert_int_eq(rs_set_link_source(NULL, RS_LINK_COUNTER, 0), RS_EINVAL);
-	ck_assert_int_eq(rs_on_link_bytes(NULL, 1, 0), RS_EINVAL);
+	ck_assert_int_eq(rs_on_link_bytes(NULL, 1, 1, 0), RS_EINVAL);
 	ck_assert_int_eq(rs_set_link_source(s, (enum rs_link_source)7, 0),
 			 RS_EINVAL);
 	rs_get_stats(s, &a);
-	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(10), SEC / 2), RS_ESTATE);
+	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(10), 10, SEC / 2), RS_ESTATE);
 	rs_get_stats(s, &b);
 	ck_assert_mem_eq(&a, &b, sizeof(a));
 	ck_assert_int_eq(a.link_source, RS_LINK_PROXIED);
@@ -196,7 +231,7 @@ START_TEST(counter_drives_wrc_mult)
 	ck_assert_int_eq(rs_set_link_source(s, RS_LINK_COUNTER, 0), 0);
 	rs_on_bytes(s, r1, 100000, SEC / 2);
 	/* 1,354 frames = 1,960,592 payload bytes */
-	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(1354), 9 * SEC / 10), 0);
+	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(1354), 1354, 9 * SEC / 10), 0);
 	rs_on_timer(s, SEC);
 	ck_assert_double_eq_tol(gstats(s).U, 1.960592, 1e-9);
 	ck_assert_double_eq_tol(gstats(s).W_max, 1, 1e-12);
@@ -218,7 +253,8 @@ START_TEST(counter_drives_wrc_aimd)
 	r1 = enq_n(s, 2, 1, 0);
 	ck_assert_int_eq(rs_set_link_source(s, RS_LINK_COUNTER, 0), 0);
 	rs_on_bytes(s, r1, 100000, SEC / 2);
-	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(1354), 9 * SEC / 10), 0);
+	/* a counter of bytes alone: full frames by the ratio */
+	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(1354), 0, 9 * SEC / 10), 0);
 	rs_on_end(s, r1, false, SEC - 1);
 	ck_assert_double_eq_tol(gstats(s).U, 1.960592 * 1e9 / (SEC - 1), 1e-6);
 	ck_assert_double_eq_tol(gstats(s).W_max, 1, 1e-12);
@@ -235,6 +271,7 @@ Suite *suite_link(void)
 	tcase_add_test(tc, exceptive_falls_fast_with_room);
 	tcase_add_test(tc, lag_is_not_exceptive);
 	tcase_add_test(tc, rate_floor);
+	tcase_add_test(tc, frames_carry_their_payload);
 	tcase_add_test(tc, link_errors);
 	tcase_add_test(tc, counter_drives_wrc_mult);
 	tcase_add_test(tc, counter_drives_wrc_aimd);

@@ -214,7 +214,7 @@ START_TEST(share_scales_the_link)
 	/* a whole-link counter: this worker's part is the share's */
 	ck_assert_int_eq(rs_set_link_share(s, 0.5, SEC / 4), 0);
 	ck_assert_int_eq(rs_set_link_source(s, RS_LINK_COUNTER, SEC / 4), 0);
-	ck_assert_int_eq(rs_on_link_bytes(s, 1514 * 1000, SEC), 0);
+	ck_assert_int_eq(rs_on_link_bytes(s, 1514 * 1000, 1000, SEC), 0);
 	rs_on_timer(s, 2 * SEC);
 	ck_assert_uint_eq(gstats(s).link_bytes, 1448 * 500);
 	ck_assert_int_eq(rs_set_link_share(s, 0, 2 * SEC), RS_EINVAL);
