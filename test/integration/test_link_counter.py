@@ -30,6 +30,7 @@ import rsharness as h
 from rsharness import sched_conf, wait_until
 
 RATIO = 1448 / 1514
+FRAME_OVERHEAD = 66      # RS_FRAME_OVERHEAD: an interface frame's headers (patch 45)
 LINK = "8 Mbit"          # C = 1,000,000 bytes/s
 C_BYTES = 1_000_000
 RATE = 400_000           # scripted cross traffic, bytes/s: U about 0.4 x RATIO
@@ -429,7 +430,7 @@ def test_iface_counts_the_payload_of_its_frames(squid_factory, veth_counter):
     finally:
         sender.wait(20)
     assert frames1 - frames0 > 1000, (bytes1 - bytes0, frames1 - frames0)
-    payload_rate = ((bytes1 - bytes0) - 66 * (frames1 - frames0)) / dt
+    payload_rate = ((bytes1 - bytes0) - FRAME_OVERHEAD * (frames1 - frames0)) / dt
     ratio_rate = (bytes1 - bytes0) * RATIO / dt
     for p in pages[1:]:
         got = p.g("link_bytes") / p.g("interval_s")

@@ -185,8 +185,9 @@ def test_an_idle_worker_shows_the_idle_share_from_the_start(squid_factory):
     not the whole window. The workers' table can attach after the scheduler
     read its configuration (Squid runs its runners in no set order), and an
     idle worker has no housekeeping timer to take the share later; before
-    patch 45 a worker showed share 1 and W+ 4 until its first request (the
-    first sample of a CI run, 2026-11-27: the sum of W+ was 8)."""
+    patch 43 took it at the first housekeeping (2026-11-27) a worker showed
+    share 1 and W+ 4 until its first request (the first sample of a CI run
+    that day: the sum of W+ was 8)."""
     with SmpSquid(squid_factory, 2, window="fixed 4", link="1 Gbit") as smp:
         time.sleep(1.0)
         pages = smp.pages()
