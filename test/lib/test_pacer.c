@@ -187,7 +187,7 @@ START_TEST(tokens_capped)
 	ck_assert_int_eq(rs_flow_read(s, f, 0, 10 * SEC), 0);	/* refund */
 	ck_assert_int_eq(rs_flow_allowance(s, f, 1000000, 20 * SEC), 4900);
 	ck_assert_int_eq(rs_flow_read(s, f, 4900, 20 * SEC), 0);
-	/* 1 ms later: 980 bytes, less than one segment (1,448): wait */
+	/* 1 ms later: 980 bytes, less than q (1,960): wait */
 	ck_assert_int_eq(rs_flow_allowance(s, f, 1000000, 20 * SEC + MS), 0);
 	/* a small want needs only itself */
 	rs_flow_close(s, f, 20 * SEC + MS);
@@ -219,19 +219,20 @@ START_TEST(idle_no_deadline)
 	ck_assert_int_eq(rs_flow_allowance(s, fa, 4900, 0), 4900);
 	ck_assert_uint_eq(rs_next_deadline(s), SEC);
 	ck_assert_int_eq(rs_flow_allowance(s, fb, 100000, 0), 0);
-	/* 1,448 bytes at 980,000 bytes/s: 1,477,551.02 ns, rounded up */
-	ck_assert_uint_eq(rs_next_deadline(s), 1477552);
-	rs_on_timer(s, 1477552);
+	/* q = 1,960 bytes at 980,000 bytes/s: 2 ms */
+	ck_assert_uint_eq(rs_next_deadline(s), 2 * MS);
+	rs_on_timer(s, 2 * MS);
 	ck_assert_int_eq(wk.n, 1);
 	ck_assert(wk.f[0] == fb);
 	ck_assert_uint_eq(gstats(s).flows_waiting, 0);
 	ck_assert_uint_eq(rs_next_deadline(s), SEC);
-	/* the grant: min(want, deficit 1,960, tokens 1,448.0005) = 1,448 */
-	ck_assert_int_eq(rs_flow_allowance(s, fb, 100000, 1477552), 1448);
-	/* 2 ms: 512 tokens. fa waits for 1,448; fb's 100 would fit but
-	 * fa waits first: both wait, and the head (fb's account, still in
-	 * its turn with deficit 512) has enough: not before now + 1 ms */
-	ck_assert_int_eq(rs_flow_read(s, fb, 1448, 2 * MS), 0);
+	/* the grant: min(want, deficit 1,960, tokens 1,960) */
+	ck_assert_int_eq(rs_flow_allowance(s, fb, 100000, 2 * MS), 1960);
+	/* fb reads 1,460: 500 go back to the tokens and its deficit. fa
+	 * waits for 1,960; fb's 100 would fit but fa waits first: both
+	 * wait, and the head (fb's account, still in its turn with deficit
+	 * 500) has enough: not before now + 1 ms */
+	ck_assert_int_eq(rs_flow_read(s, fb, 1460, 2 * MS), 0);
 	ck_assert_int_eq(rs_flow_allowance(s, fa, 100000, 2 * MS), 0);
 	ck_assert_int_eq(rs_flow_allowance(s, fb, 100, 2 * MS), 0);
 	ck_assert_uint_eq(gstats(s).flows_waiting, 2);
@@ -259,16 +260,16 @@ START_TEST(stale_grant_reclaimed)
 	fc = fopen_(s, 0, 0, 3, 0);
 	ck_assert_int_eq(rs_flow_allowance(s, fa, 4900, 0), 4900);
 	ck_assert_int_eq(rs_flow_allowance(s, fb, 100000, 0), 0);
-	rs_on_timer(s, 1477552);
-	ck_assert_int_eq(wk.n, 1);		/* fb holds 1,448 */
+	rs_on_timer(s, 2 * MS);
+	ck_assert_int_eq(wk.n, 1);		/* fb holds q = 1,960 */
 	/* fc waits; the pending grant's expiry is in the deadlines */
-	ck_assert_int_eq(rs_flow_allowance(s, fc, 1448, 1477552), 0);
-	/* 1,448 - 0.00096 left over at 980,000 bytes/s: 1,477,551 ns */
-	ck_assert_uint_eq(rs_next_deadline(s), 1477552 + 1477551);
-	rs_on_timer(s, 1477552 + 1477551);
+	ck_assert_int_eq(rs_flow_allowance(s, fc, 1448, 2 * MS), 0);
+	/* 1,448 bytes at 980,000 bytes/s: 1,477,551.02 ns, rounded up */
+	ck_assert_uint_eq(rs_next_deadline(s), 2 * MS + 1477552);
+	rs_on_timer(s, 2 * MS + 1477552);
 	ck_assert_int_eq(wk.n, 2);		/* fc served, fb still holds */
-	ck_assert_int_eq(rs_flow_allowance(s, fb, 100000, SEC / 2), 1448);
-	ck_assert_int_eq(rs_flow_read(s, fb, 1448, SEC / 2), 0);
+	ck_assert_int_eq(rs_flow_allowance(s, fb, 100000, SEC / 2), 1960);
+	ck_assert_int_eq(rs_flow_read(s, fb, 1960, SEC / 2), 0);
 	/* fc never comes back: at grant + 1 s its 1,448 return to the
 	 * (already full) bucket and fc asks anew from the tokens */
 	ck_assert_int_eq(rs_flow_allowance(s, fc, 100000, 3 * SEC), 4900);
@@ -498,11 +499,10 @@ static uint64_t greedy_reader(struct rs_sched *s, struct wakes *wk, rs_flow f,
 }
 
 /* With the flag, b reads its bucket (3,920), then waits for its share:
- * 1,448 bytes (one segment) at 196,000 bytes/s is 7,387,756 ns away, one
- * timer per grant. Over 1 s it reads D + S = 199,920 bytes, less what its
- * bucket holds at the end (< 1 segment, + 1 byte of rounding). When a's
- * flow closes, b's share is all of R: 980,000 bytes the next second (+ the
- * pacer's bucket, less one segment). */
+ * q = 1,960 bytes at 196,000 bytes/s is 10 ms away, one timer per grant.
+ * Over 1 s it reads D + S = 199,920 bytes, less what its bucket holds at
+ * the end (< q, + 1 byte of rounding). When a's flow closes, b's share is
+ * all of R: 980,000 bytes the next second (+ the pacer's bucket, less q). */
 START_TEST(kept_share_holds_weight)
 {
 	struct rec rec = { 0 };
@@ -516,23 +516,60 @@ START_TEST(kept_share_holds_weight)
 	ck_assert_int_eq(rs_flow_allowance(s, fb, 1000000, 0), 3920);
 	ck_assert_int_eq(rs_flow_read(s, fb, 3920, 0), 0);
 	ck_assert_int_eq(rs_flow_allowance(s, fb, 9800, 0), 0);
-	ck_assert_uint_eq(rs_next_deadline(s), 7387756);
-	now = 7387756;
+	ck_assert_uint_eq(rs_next_deadline(s), 10 * MS);
+	now = 10 * MS;
 	rs_on_timer(s, now);
 	ck_assert_int_eq(wk.n, 1);
-	ck_assert_int_eq(rs_flow_allowance(s, fb, 9800, now), 1448);
-	ck_assert_int_eq(rs_flow_read(s, fb, 1448, now), 0);
-	got = 3920 + 1448 + greedy_reader(s, &wk, fb, SEC, &now, &timers);
+	ck_assert_int_eq(rs_flow_allowance(s, fb, 9800, now), 1960);
+	ck_assert_int_eq(rs_flow_read(s, fb, 1960, now), 0);
+	got = 3920 + 1960 + greedy_reader(s, &wk, fb, SEC, &now, &timers);
 	ck_assert_uint_le(got, 199920);
-	ck_assert_uint_ge(got, 199920 - 1449);
-	ck_assert_int_ge(timers, 130);		/* 196,000 / 1,448 - 1 */
-	ck_assert_int_le(timers, 136);
+	ck_assert_uint_ge(got, 199920 - 1961);
+	ck_assert_int_ge(timers, 97);		/* 196,000 / 1,960 - 1 */
+	ck_assert_int_le(timers, 99);
 
 	ck_assert_int_eq(rs_flow_close(s, fa, now), 0);
 	timers = 0;
 	got = greedy_reader(s, &wk, fb, 2 * SEC, &now, &timers);
 	ck_assert_uint_le(got, 980000 + 4900);
-	ck_assert_uint_ge(got, 980000 - 1449);
+	ck_assert_uint_ge(got, 980000 - 1961);
+	rs_free(s);
+}
+END_TEST
+
+/* With the flag a grant needs at most what the account's bucket holds: at
+ * 80 Mbit/s q = 19,600, but b (weight 1 of 31) is refilled at S_b =
+ * 9,800,000 / 31 = 316,129 bytes/s into D_b = S_b * 20 ms = 6,322.58. It
+ * reads its full bucket (6,322), waits for it to refill (6,322 bytes at
+ * S_b: 19,998,164 ns) and gets 6,322 again; needing min(want, q) = 9,800
+ * it would wait forever. */
+START_TEST(kept_share_need_within_bucket)
+{
+	struct rec rec = { 0 };
+	struct wakes wk;
+	struct rs_config cfg = cfg_base(RS_POLICY_RFQ, RS_WIN_FIXED);
+	struct rs_sched *s;
+	rs_flow fb;
+	rs_time_ns t;
+
+	cfg.link_bps = 80000000;
+	cfg.pace_keep_share = true;
+	cfg.update_interval = 60 * SEC;
+	s = new_paced(&cfg, &rec, &wk);
+	ck_assert_int_eq(rs_class_add(s, "a", 30), 0);
+	ck_assert_int_eq(rs_class_add(s, "b", 1), 1);
+	(void)fopen_(s, 0, 0, 1, 0);
+	fb = fopen_(s, 0, 1, 2, 0);
+	ck_assert_int_eq(rs_flow_allowance(s, fb, 9800, 0), 6322);
+	ck_assert_int_eq(rs_flow_read(s, fb, 6322, 0), 0);
+	ck_assert_int_eq(rs_flow_allowance(s, fb, 9800, 0), 0);
+	t = rs_next_deadline(s);
+	ck_assert_uint_ge(t, 19998164);
+	ck_assert_uint_le(t, 19998166);
+	rs_on_timer(s, t);
+	ck_assert_int_eq(wk.n, 1);
+	ck_assert(wk.f[0] == fb);
+	ck_assert_int_eq(rs_flow_allowance(s, fb, 9800, t), 6322);
 	rs_free(s);
 }
 END_TEST
@@ -601,6 +638,7 @@ Suite *suite_pacer(void)
 	tcase_add_test(tc, wake_no_reentry);
 	tcase_add_test(tc, pacing_off_and_reconfigure);
 	tcase_add_test(tc, kept_share_holds_weight);
+	tcase_add_test(tc, kept_share_need_within_bucket);
 	tcase_add_test(tc, lent_share_work_conserving);
 	tcase_add_test(tc, kept_share_reconfigure);
 	suite_add_tcase(s, tc);
