@@ -19,7 +19,8 @@
  * DRR: the active list holds the accounts with waiting flows, the current
  *   one at the head. On a new visit deficit += Q_a = q * w_a / w_min *
  *   max(1, present_c / backlogged_c) (q = max(MSS, R * 2 ms)). The head
- *   flow gets g = min(want, deficit, tokens) when g >= min(want, q);
+ *   flow gets g = min(want, deficit, tokens) when g >= min(want, q)
+ *   (with kept shares, never above the account's D_a);
  *   deficit -= g, tokens -= g; it leaves the FIFO with the grant and wake
  *   fires. An account whose deficit is
  *   below its head's need passes the turn (keeps the deficit); when the
@@ -95,7 +96,6 @@ static double base_quantum(const struct rs_sched *s)
 	return fmax(MSS, rs_full_rate(s) * 0.002);
 }
 
-
 static double quantum(const struct rs_sched *s, const struct rs_acct *a)
 {
 	const struct rs_class *k = &s->cls[a->cls];
@@ -129,6 +129,12 @@ static double grant_need(const struct rs_sched *s, const struct rs_acct *a,
 	if (s->cfg.pace_keep_share)
 		need = fmin(need, share_depth(share_rate(s, a)));
 	return need;
+}
+
+/* The need of account a's head flow (of any flow when none waits). */
+static double head_need(const struct rs_sched *s, const struct rs_acct *a)
+{
+	return grant_need(s, a, a->nwait ? s->pc.fl[a->head].want : WANT_MAX);
 }
 
 /* Bytes account a may read now within its share; unlimited without the
@@ -593,7 +599,7 @@ static void dispatch(struct rs_sched *s, rs_time_ns now)
 			grant(s, e->head, (int64_t)h->want, false, now);
 			continue;
 		}
-		need = grant_need(s, e, e->nwait ? p->fl[e->head].want : WANT_MAX);
+		need = head_need(s, e);
 		if (p->tokens < need)
 			break;		/* the head keeps its turn */
 		if (!e->nwait) {
@@ -654,7 +660,7 @@ rs_time_ns rs_pacer_deadline(const struct rs_sched *s)
 	if (!s->cfg.pacing || p->act_head == RS_NIL)
 		return earliest;
 	e = &p->ac[p->act_head];
-	need = grant_need(s, e, e->nwait ? p->fl[e->head].want : WANT_MAX);
+	need = head_need(s, e);
 	rate = rs_full_rate(s);
 	lack = need - p->tokens;
 	t = p->t;
