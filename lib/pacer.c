@@ -869,6 +869,30 @@ static int64_t take_grant(struct rs_sched *s, uint32_t i, uint64_t want)
 	return take;
 }
 
+/* The pacer's one test: a flow needing `need` bytes, its account having
+ * `left` of its kept share, may read now only if no flow waits ahead of it
+ * and the tokens and its share both cover the need. */
+static bool may_read_now(const struct rs_pacer *p, double need, double left)
+{
+	return p->waiting == 0 && p->tokens >= need && left >= need;
+}
+
+/* Flow i joins its account's FIFO for want bytes; its wake comes from
+ * dispatch(). */
+static void start_wait(struct rs_sched *s, uint32_t i, uint64_t want,
+		       double need, double left, rs_time_ns now)
+{
+	struct rs_pacer *p = &s->pc;
+	struct rs_flow_ent *e = &p->fl[i];
+
+	e->want = want;
+	fifo_push(s, i);
+	if (p->act_head == e->acct && p->act_tail == e->acct && left < need)
+		/* alone in the round, it waits for its share */
+		p->share_refill = share_ready(s, e->acct, need, now);
+	s->ss = false;		/* the link is at R: slow start is over */
+}
+
 static int64_t allowance(struct rs_sched *s, rs_flow f, uint64_t want,
 			 rs_time_ns now)
 {
@@ -900,7 +924,7 @@ static int64_t allowance(struct rs_sched *s, rs_flow f, uint64_t want,
 	}
 	need = grant_need(s, &p->ac[e->acct], want);
 	left = share_left(s, e->acct, now);
-	if (p->waiting == 0 && p->tokens >= need && left >= need) {
+	if (may_read_now(p, need, left)) {
 		int64_t take = (int64_t)fmin(fmin((double)want, floor(p->tokens)),
 					     floor(left));
 
@@ -910,12 +934,7 @@ static int64_t allowance(struct rs_sched *s, rs_flow f, uint64_t want,
 		e->allowed += take;
 		return take;
 	}
-	e->want = want;
-	fifo_push(s, i);
-	if (p->act_head == e->acct && p->act_tail == e->acct && left < need)
-		/* alone in the round, it waits for its share */
-		p->share_refill = share_ready(s, e->acct, need, now);
-	s->ss = false;		/* the link is at R: slow start is over */
+	start_wait(s, i, want, need, left, now);
 	return 0;
 }
 
@@ -927,6 +946,52 @@ int64_t rs_flow_allowance(struct rs_sched *s, rs_flow f, uint64_t want,
 	if (n >= 0)
 		rs_check(s, "rs_flow_allowance");
 	return n;
+}
+
+/*
+ * rs_flow_wait_ahead(): the same test as an allowance, asked before the
+ * bytes are there, so that a refused flow waits for its wake without the
+ * caller polling its socket first. Nothing is taken: a flow that may read
+ * now (or holds a grant or an unread allowance) is left as it is (0); one
+ * that may not joins the FIFO as rs_flow_allowance() would queue it (1).
+ */
+static int wait_ahead(struct rs_sched *s, uint32_t i, uint64_t want,
+		      rs_time_ns now)
+{
+	struct rs_pacer *p = &s->pc;
+	struct rs_flow_ent *e = &p->fl[i];
+	double need, left;
+
+	if (!s->cfg.pacing)
+		return 0;
+	pacer_advance(s, now);
+	if (e->state == RS_FL_WAITING) {
+		e->want = want;
+		return 1;
+	}
+	if (e->state == RS_FL_GRANTED || e->allowed > 0)
+		return 0;
+	need = grant_need(s, &p->ac[e->acct], want);
+	left = share_left(s, e->acct, now);
+	if (may_read_now(p, need, left))
+		return 0;
+	start_wait(s, i, want, need, left, now);
+	return 1;
+}
+
+int rs_flow_wait_ahead(struct rs_sched *s, rs_flow f, uint64_t want,
+		       rs_time_ns now)
+{
+	uint32_t i;
+	int err = flow_entry(s, f, &i), waits;
+
+	if (err)
+		return err;
+	if (want == 0)
+		return RS_EINVAL;
+	waits = wait_ahead(s, i, want > WANT_MAX ? WANT_MAX : want, now);
+	rs_check(s, "rs_flow_wait_ahead");
+	return waits;
 }
 
 int rs_flow_read(struct rs_sched *s, rs_flow f, uint64_t n, rs_time_ns now)
@@ -954,13 +1019,14 @@ int rs_flow_read(struct rs_sched *s, rs_flow f, uint64_t n, rs_time_ns now)
 		}
 	}
 	e->allowed = e->allowed_drr = 0;
-	if (n)
+	if (n) {
 		recent_touch(s, e->acct, now);
-	r = e->req ? rs_lookup(s, e->req) : RS_NIL;
-	if (r != RS_NIL && s->req[r].state == RS_ST_RELEASED)
-		rs_req_bytes(s, r, n, now);	/* may release requests */
-	else
-		rs_foreign_bytes(s, e->cls, e->ukey, n, now);
+		r = e->req ? rs_lookup(s, e->req) : RS_NIL;
+		if (r != RS_NIL && s->req[r].state == RS_ST_RELEASED)
+			rs_req_bytes(s, r, n, now);	/* may release requests */
+		else
+			rs_foreign_bytes(s, e->cls, e->ukey, n, now);
+	}
 	if (p->act_head != RS_NIL)
 		dispatch(s, now);		/* may wake flows */
 	rs_check(s, "rs_flow_read");

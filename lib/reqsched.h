@@ -301,12 +301,21 @@ int rs_flow_close(struct rs_sched *s, rs_flow f, rs_time_ns now);
  * waits; wake fires later), or a negative RS_E* code. */
 int64_t rs_flow_allowance(struct rs_sched *s, rs_flow f, uint64_t want,
 			  rs_time_ns now);
+/* The allowance's test asked ahead, before the bytes are there (e.g. right
+ * after a read): 1 when rs_flow_allowance() would refuse now, and the flow
+ * then waits as if it had been refused (the caller waits for the wake
+ * instead of polling its socket first); 0 when it may read now, nothing
+ * taken (also when it holds a grant or an allowance it has not read);
+ * or a negative RS_E* code. */
+int rs_flow_wait_ahead(struct rs_sched *s, rs_flow f, uint64_t want,
+		       rs_time_ns now);
 /* Inside rs_flow_read() (and rs_flow_close(), rs_on_timer(),
  * rs_reconfigure()) the wake callback may fire for other flows, and the
  * release callback as for rs_on_bytes(). A wake callback must not re-enter
  * the instance (RS_EBUSY). A grant not asked for within 1 s is reclaimed;
  * reading without asking takes a pending grant first; bytes beyond the
- * allowance are counted and taken from the pacer's tokens. */
+ * allowance are counted and taken from the pacer's tokens. n = 0 (the
+ * socket had nothing yet): the allowance goes back whole, nothing counts. */
 int rs_flow_read(struct rs_sched *s, rs_flow f, uint64_t n, rs_time_ns now);
 /* rtt = 0: unknown (a nominal 100 ms is assumed). Bytes, >= 2 segments;
  * 0 for a stale flow handle. */

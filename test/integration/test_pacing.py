@@ -14,6 +14,7 @@ import socket
 import subprocess
 import threading
 import time
+from pathlib import Path
 from typing import Callable, Dict, List
 
 import pytest
@@ -447,6 +448,46 @@ def test_client_abort_while_paced(squid_factory, origin):
     assert "assertion failed" not in log and "FATAL" not in log, sq.tail_logs()
     r = http_get(sq.port, origin.url("/pace-f/after", size=1000), src=GOLD_SRC)
     assert r.ok, r
+    balanced_and_closed(sq)
+
+
+def _read_calls(sq: h.Squid) -> int:
+    """read(2) calls Squid made so far (/proc/PID/io syscr; Comm::ReadNow()
+    reads sockets with read(2))."""
+    assert sq.proc is not None
+    m = re.search(r"^syscr: (\d+)", Path(f"/proc/{sq.proc.pid}/io").read_text(), re.M)
+    assert m, "no syscr in /proc/PID/io"
+    return int(m.group(1))
+
+
+def test_trickling_server_is_not_polled_by_the_pacer(squid_factory, origin):
+    """Patch 46: a paced read that the pacer would refuse waits for its wake
+    before Squid polls the socket, and a wake that finds nothing there gives
+    the allowance back and waits for the bytes.  Three bronze responses
+    trickling at 40 kbit/s beside a gold download that keeps the pacer busy:
+    Squid's read(2) calls stay in the hundreds per second (one per grant or
+    segment).  Asking the pacer ahead again after an empty read passed the
+    allowance from one empty flow to the next (measured: 1.5 million read(2)
+    calls per second, gold starved)."""
+    sq = paced_squid(squid_factory, link="4 Mbit", window="fixed 4")
+    gold = Reader(sq.port, GOLD_SRC, url=origin.url("/pace-t/gold", size="20m"))
+    bronze = [Reader(sq.port, BRONZE_SRC, url=origin.url(f"/pace-t/bronze{i}", size="200k",
+                                                           rate_bps=40_000))
+              for i in range(3)]
+    try:
+        wait_until(lambda: gold.got > 200_000 and all(b.got > 1_000 for b in bronze), 15,
+                   what="all responses flowing")
+        r0, t0 = _read_calls(sq), time.monotonic()
+        g0, b0 = gold.got, [b.got for b in bronze]
+        time.sleep(3)
+        reads = (_read_calls(sq) - r0) / (time.monotonic() - t0)
+        got = [b.got - b0[i] for i, b in enumerate(bronze)]
+        print(f"read(2) calls/s {reads:.0f}; gold {gold.got - g0} B, bronze {got} B in 3 s")
+        assert gold.got - g0 > 500_000 and min(got) > 5_000, (gold.got - g0, got)
+        assert reads < 3000, reads
+    finally:
+        for r in [gold] + bronze:
+            r.stop()
     balanced_and_closed(sq)
 
 

@@ -1125,6 +1125,23 @@ static int64_t allowance(struct world *w, struct sflow *m, uint64_t want)
 	return got;
 }
 
+/* rs_flow_wait_ahead() on m: it waits from now on, or nothing changed. */
+static void wait_ahead(struct world *w, struct sflow *m, uint64_t want)
+{
+	int state = m->state, got = rs_flow_wait_ahead(w->s, m->h, want, w->now);
+
+	if (got != 0 && got != 1)
+		FAIL(w, "wait ahead %d", got);
+	if (state == F_WAIT && !got)
+		FAIL(w, "a waiting flow may read");
+	if (state == F_GRANT && w->now - m->t_grant < RS_NSEC_PER_SEC && got)
+		FAIL(w, "a fresh grant waits");
+	if (!w->cfg.pacing && got)
+		FAIL(w, "pacing off, yet a flow waits");
+	if (got)
+		m->state = F_WAIT;
+}
+
 static void ev_flow_allowance(struct world *w)
 {
 	struct sflow *m = pick_flow(w);
@@ -1140,7 +1157,10 @@ static void ev_flow_allowance(struct world *w)
 		expect_unchanged(w, &before);
 		return;
 	}
-	allowance(w, m, 1 + below(w, below(w, 2) ? 3000 : 100000));
+	if (below(w, 4) == 0)
+		wait_ahead(w, m, 1 + below(w, 100000));
+	else
+		allowance(w, m, 1 + below(w, below(w, 2) ? 3000 : 100000));
 }
 
 /* Read n bytes on open flow m: counted for its request or its class. */

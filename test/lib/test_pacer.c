@@ -622,6 +622,80 @@ START_TEST(kept_share_reconfigure)
 }
 END_TEST
 
+/* 80 Mbit/s, 3:1. Asked ahead, the allowance's test queues a flow that
+ * would be refused (the bucket of 49,000 is read) and leaves one that may
+ * read: nothing taken, the next allowance gets the whole bucket. */
+START_TEST(wait_ahead_queues_like_allowance)
+{
+	struct rec rec = { 0 };
+	struct wakes wk;
+	struct rs_sched *s = paced_three_to_one(RS_POLICY_RFQ, &rec, &wk);
+	rs_flow fa, fb;
+
+	fa = fopen_(s, 0, 0, 1, 0);
+	fb = fopen_(s, 0, 1, 2, 0);
+	ck_assert_int_eq(rs_flow_wait_ahead(s, fa, 9800, 0), 0);
+	ck_assert_uint_eq(gstats(s).flows_waiting, 0);
+	ck_assert_int_eq(rs_flow_allowance(s, fa, 1000000, 0), 49000);
+	ck_assert_int_eq(rs_flow_read(s, fa, 49000, 0), 0);
+	/* no tokens: fa waits for 9,800 bytes, 1 ms at R */
+	ck_assert_int_eq(rs_flow_wait_ahead(s, fa, 9800, 0), 1);
+	ck_assert_uint_eq(gstats(s).flows_waiting, 1);
+	ck_assert_int_eq(rs_flow_wait_ahead(s, fa, 9800, 0), 1);
+	ck_assert_int_eq(rs_flow_allowance(s, fa, 9800, 0), 0);
+	ck_assert_uint_eq(gstats(s).flows_waiting, 1);
+	ck_assert_uint_eq(rs_next_deadline(s), MS);
+	/* 2 ms later the tokens are there, but fa waits ahead of fb */
+	ck_assert_int_eq(rs_flow_wait_ahead(s, fb, 9800, 2 * MS), 1);
+	ck_assert_uint_eq(gstats(s).flows_waiting, 2);
+	rs_on_timer(s, 2 * MS);
+	ck_assert_int_ge(wk.n, 1);
+	ck_assert(wk.f[0] == fa);
+	/* a granted flow may read: nothing changes until it asks */
+	ck_assert_int_eq(rs_flow_wait_ahead(s, fa, 9800, 2 * MS), 0);
+	ck_assert_int_eq(rs_flow_allowance(s, fa, 9800, 2 * MS), 9800);
+	/* its socket had nothing yet: the 9,800 go back and fb, if the tokens
+	 * of 2 ms (19,600 less a rounding) did not cover it, is woken now */
+	ck_assert_int_eq(rs_flow_read(s, fa, 0, 2 * MS), 0);
+	ck_assert_int_eq(wk.n, 2);
+	ck_assert(wk.f[1] == fb);
+	ck_assert_int_eq(rs_flow_allowance(s, fb, 9800, 2 * MS), 9800);
+	ck_assert_uint_eq(cstats(s, 0).foreign_bytes, 49000);
+	rs_free(s);
+}
+END_TEST
+
+/* A flow that holds an allowance it has not read is never queued ahead
+ * (it reads first); misuse and pacing off. */
+START_TEST(wait_ahead_allowance_held_and_errors)
+{
+	struct rec rec = { 0 };
+	struct wakes wk;
+	struct rs_sched *s = paced_three_to_one(RS_POLICY_RFQ, &rec, &wk);
+	struct rs_config cfg = cfg_base(RS_POLICY_RFQ, RS_WIN_FIXED);
+	const char *names[] = { "a", "b" };
+	double weights[] = { 3, 1 };
+	rs_flow fa, fb;
+
+	fa = fopen_(s, 0, 0, 1, 0);
+	fb = fopen_(s, 0, 1, 2, 0);
+	ck_assert_int_eq(rs_flow_allowance(s, fa, 1000000, 0), 49000);
+	ck_assert_int_eq(rs_flow_wait_ahead(s, fa, 9800, 0), 0);
+	ck_assert_int_eq(rs_flow_wait_ahead(s, fb, 9800, 0), 1);
+	ck_assert_uint_eq(gstats(s).flows_waiting, 1);
+	ck_assert_int_eq(rs_flow_wait_ahead(s, fa, 0, 0), RS_EINVAL);
+	ck_assert_int_eq(rs_flow_close(s, fa, 0), 0);
+	ck_assert_int_eq(rs_flow_wait_ahead(s, fa, 9800, 0), RS_ESTALE);
+	/* pacing off: nobody waits */
+	cfg.link_bps = 80000000;
+	cfg.pacing = false;
+	ck_assert_int_eq(rs_reconfigure(s, &cfg, names, weights, 2, "a", 0), 0);
+	ck_assert_int_eq(rs_flow_wait_ahead(s, fb, 9800, 0), 0);
+	ck_assert_uint_eq(gstats(s).flows_waiting, 0);
+	rs_free(s);
+}
+END_TEST
+
 Suite *suite_pacer(void)
 {
 	Suite *s = suite_create("pacer");
@@ -641,6 +715,8 @@ Suite *suite_pacer(void)
 	tcase_add_test(tc, kept_share_need_within_bucket);
 	tcase_add_test(tc, lent_share_work_conserving);
 	tcase_add_test(tc, kept_share_reconfigure);
+	tcase_add_test(tc, wait_ahead_queues_like_allowance);
+	tcase_add_test(tc, wait_ahead_allowance_held_and_errors);
 	suite_add_tcase(s, tc);
 	return s;
 }
