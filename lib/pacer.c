@@ -893,6 +893,22 @@ static void start_wait(struct rs_sched *s, uint32_t i, uint64_t want,
 	s->ss = false;		/* the link is at R: slow start is over */
 }
 
+/* Flow f asked for *want bytes (an allowance, or a wait ahead): its entry
+ * in *i and *want at most WANT_MAX, or an RS_E* code. */
+static int flow_ask(const struct rs_sched *s, rs_flow f, uint64_t *want,
+		    uint32_t *i)
+{
+	int err = flow_entry(s, f, i);
+
+	if (err)
+		return err;
+	if (*want == 0)
+		return RS_EINVAL;
+	if (*want > WANT_MAX)
+		*want = WANT_MAX;
+	return 0;
+}
+
 static int64_t allowance(struct rs_sched *s, rs_flow f, uint64_t want,
 			 rs_time_ns now)
 {
@@ -900,14 +916,10 @@ static int64_t allowance(struct rs_sched *s, rs_flow f, uint64_t want,
 	struct rs_flow_ent *e;
 	uint32_t i;
 	double need, left;
-	int err = flow_entry(s, f, &i);
+	int err = flow_ask(s, f, &want, &i);
 
 	if (err)
 		return err;
-	if (want == 0)
-		return RS_EINVAL;
-	if (want > WANT_MAX)
-		want = WANT_MAX;
 	e = &p->fl[i];
 	if (e->allowed > (int64_t)WANT_MAX)	/* asks and never reads */
 		return RS_ESTATE;
@@ -983,13 +995,11 @@ int rs_flow_wait_ahead(struct rs_sched *s, rs_flow f, uint64_t want,
 		       rs_time_ns now)
 {
 	uint32_t i;
-	int err = flow_entry(s, f, &i), waits;
+	int err = flow_ask(s, f, &want, &i), waits;
 
 	if (err)
 		return err;
-	if (want == 0)
-		return RS_EINVAL;
-	waits = wait_ahead(s, i, want > WANT_MAX ? WANT_MAX : want, now);
+	waits = wait_ahead(s, i, want, now);
 	rs_check(s, "rs_flow_wait_ahead");
 	return waits;
 }
