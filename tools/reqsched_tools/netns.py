@@ -127,6 +127,12 @@ class Topology:
             self.sysctl(r, "net.ipv4.ip_forward", "1")
         self.shape(downlink_bps, uplink_bps, buffer_ms)
 
+    def queue_forwarded(self, role: str, queue: int) -> None:
+        """Every packet the namespace forwards goes to NFQUEUE queue (passed
+        on unqueued while no program listens: --queue-bypass)."""
+        run(self.exec_argv(role, ["iptables", "-A", "FORWARD", "-j", "NFQUEUE",
+                                  "--queue-num", str(queue), "--queue-bypass"]))
+
     def shape(self, downlink_bps: float, uplink_bps: float, buffer_ms: float) -> dict:
         """tbf on the ISP's interface toward the gateway (downlink) and on the
         gateway's WAN interface (uplink); drop-tail limit = buffer_ms at the

@@ -14,6 +14,7 @@ TOP = Path(__file__).resolve().parents[2]
 BUILD = TOP / "build"
 PATCHED_SQUID = BUILD / "squid" / "sbin" / "squid"
 SIM_ENGINE = BUILD / "bin" / "rs-sim"
+DELAYLINE = BUILD / "bin" / "reqsched-delayline"
 
 
 def use_build_lib() -> None:

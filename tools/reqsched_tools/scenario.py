@@ -150,6 +150,11 @@ class Scenario:
     # proxy host's route toward the servers (`ip route ... initrwnd N`, the
     # deployment doc/link-control.md recommends); 0 = the kernel's (64 KB)
     proxy_initrwnd: int = 0
+    # [link] propagation_rtt_ms: a round-trip propagation delay between the
+    # gateway and the servers (half each way, reqsched-delayline in the ISP
+    # namespace; the kernel has no netem); 0 = none, the path's RTT is then
+    # the ISP queue's delay alone
+    propagation_rtt_ms: float = 0.0
     # [proxy] workers: Squid's SMP workers (`workers N`, daemon mode in the
     # foreground); 1 = one process (-N), as every mode runs by default
     proxy_workers: int = 1
@@ -270,6 +275,14 @@ def initrwnd_of(link: dict[str, Any]) -> int:
     return v
 
 
+def propagation_of(link: dict[str, Any]) -> float:
+    """[link] propagation_rtt_ms: ms in [0, 2000] (0: no delay line)."""
+    v = link.get("propagation_rtt_ms", 0)
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 2000:
+        raise ScenarioError(f"link.propagation_rtt_ms {v!r}: a number in [0, 2000] ms")
+    return float(v)
+
+
 def _pair(v: Any, what: str) -> tuple[float, float]:
     if isinstance(v, (int, float)):
         return float(v), float(v)
@@ -366,6 +379,7 @@ def build(raw: dict[str, Any], source: str = "") -> Scenario:
         rtt_ms=float(get(link, "rtt_ms", 100)),
         buffer_ms=buffer_ms_of(link if isinstance(link, dict) else {}),
         proxy_initrwnd=initrwnd_of(link if isinstance(link, dict) else {}),
+        propagation_rtt_ms=propagation_of(link if isinstance(link, dict) else {}),
         proxy_workers=workers_of(raw.get("proxy", {}) if isinstance(raw.get("proxy", {}), dict) else {}),
         server_count=int(get(servers, "count", 12)),
         server_delay_ms=_pair(get(servers, "delay_ms", [20, 200]), "servers.delay_ms"),

@@ -34,6 +34,7 @@ from .scenario import ModeSpec, Scenario
 
 TOP = str(paths.TOP)
 PATCHED_SQUID = str(paths.PATCHED_SQUID)
+DELAYLINE = str(paths.DELAYLINE)
 paths.use_build_lib()
 SQUID_USER = "nobody"
 
@@ -246,7 +247,23 @@ class Runner:
         sc = self.sc
         self.topo.setup([c.users for c in sc.classes], sc.server_count, sc.downlink_bps,
                         sc.uplink_bps, sc.buffer_ms, sc.proxy_initrwnd)
-        return self.topo.shape(sc.downlink_bps, sc.uplink_bps, sc.buffer_ms)
+        shaping = self.topo.shape(sc.downlink_bps, sc.uplink_bps, sc.buffer_ms)
+        if sc.propagation_rtt_ms > 0:
+            self.start_delay_line(sc.propagation_rtt_ms)
+            shaping["propagation_rtt_ms"] = sc.propagation_rtt_ms
+        return shaping
+
+    def start_delay_line(self, rtt_ms: float) -> None:
+        """Every packet the ISP forwards waits rtt_ms / 2 (reqsched-delayline
+        behind an NFQUEUE rule; up to every mode's end)."""
+        if not os.access(DELAYLINE, os.X_OK):
+            raise netns.NetError(f"{DELAYLINE} is missing (run `make loadgen`)")
+        p = self.spawn("isp", [str(DELAYLINE), "--queue", "0", "--delay-ms", f"{rtt_ms / 2:g}"],
+                       os.path.join(self.out, "delayline.log"))
+        self.topo.queue_forwarded("isp", 0)
+        time.sleep(0.2)
+        if p.poll() is not None:
+            raise netns.NetError(f"reqsched-delayline exited; see {self.out}/delayline.log")
 
     # -- processes -------------------------------------------------------------
     def spawn(self, role: str, argv: list[str], logfile: str) -> subprocess.Popen:
@@ -598,7 +615,7 @@ def new_run_id() -> str:
 
 def apply_overrides(sc: Scenario, args: argparse.Namespace) -> None:
     """--modes, --time-scale, --update-interval, --duration, --warmup, --buffer-ms,
-    --proxy-initrwnd, --proxy-workers."""
+    --proxy-initrwnd, --proxy-workers, --propagation-rtt-ms."""
     if args.modes:
         sc.modes = [scenario.parse_mode(m, sc.reqsched_window, sc.reqsched_target_utilization)
                     for m in args.modes.split(",") if m.strip()]
@@ -635,6 +652,9 @@ def apply_overrides(sc: Scenario, args: argparse.Namespace) -> None:
         sc.proxy_initrwnd = scenario.initrwnd_of({"proxy_initrwnd": args.proxy_initrwnd})
     if args.proxy_workers is not None:
         sc.proxy_workers = scenario.workers_of({"workers": args.proxy_workers})
+    if args.propagation_rtt_ms is not None:
+        sc.propagation_rtt_ms = scenario.propagation_of(
+            {"propagation_rtt_ms": args.propagation_rtt_ms})
 
 
 def select_points(points: list[Scenario], args: argparse.Namespace) -> list[Scenario]:
@@ -667,6 +687,7 @@ def run_point(sc: Scenario, out: str, run_id: str, args: argparse.Namespace) -> 
         log(f"run {run_id}: scenario {sc.name}{' ' + sc.sweep_label if sc.sweep_label else ''}, "
             f"{len(sc.modes)} modes x {sc.duration_s:.0f}s, buffer {sc.buffer_ms:g} ms, "
             f"proxy initrwnd {sc.proxy_initrwnd or 'kernel default'}, "
+            f"propagation RTT {sc.propagation_rtt_ms:g} ms, "
             f"{sc.proxy_workers} worker{'s' if sc.proxy_workers > 1 else ''}, "
             f"squid {runner.squid}{'' if runner.patched else ' (no request_scheduler)'}"
             f" (byte layer: {', '.join(sorted(runner.known)) or 'none'}) -> {out}")
@@ -828,6 +849,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     r.add_argument("--proxy-initrwnd", type=int, metavar="SEGMENTS",
                    help="override link.proxy_initrwnd: the initial receive window of the "
                         "proxy host's route to the servers (0 = the kernel's)")
+    r.add_argument("--propagation-rtt-ms", type=float, metavar="MS",
+                   help="override link.propagation_rtt_ms: a round-trip delay between the "
+                        "gateway and the servers (0 = none)")
     r.add_argument("--proxy-workers", type=int, metavar="N",
                    help="override proxy.workers: Squid SMP workers (1 = one process, -N)")
     r.add_argument("--sweep-values",
