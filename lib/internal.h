@@ -302,6 +302,10 @@ struct rs_flow_ent {
 	uint32_t acct;		/* account */
 	uint32_t next, prev;	/* account FIFO, granted list or free list */
 	uint32_t clamp;		/* last rs_flow_clamp() result */
+	uint64_t rd_bytes;	/* read since t_rate */
+	rs_time_ns t_rate;	/* start of the read-rate sample */
+	double rate;		/* read rate of the last sample, bytes/s */
+	rs_time_ns rtt_min;	/* least RTT rs_flow_clamp() was given (0: none) */
 	uint8_t state;
 	uint8_t grant_drr;	/* GRANTED: the grant was charged to the deficit */
 };
@@ -350,6 +354,9 @@ struct rs_pacer {
 					 * waited for its share; the earliest
 					 * refills then (0: it did not) */
 	uint64_t window_bytes;	/* sum of the clamps of open flows */
+	uint64_t rate_mark;	/* s->bytes at t_rate */
+	rs_time_ns t_rate;	/* start of the read-rate sample */
+	double read_rate;	/* bytes/s the proxy read in the last sample */
 	rs_wake_fn wake;
 };
 

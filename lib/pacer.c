@@ -63,6 +63,12 @@
  *     (so <= max(2 MSS, 20 ms of C * max(U+, 0.05)), which check.c
  *     checks), share_refill = 0 when the flag is off.
  *
+ * Receive window (rs_flow_clamp()): 2 R rtt times the flow's share of the
+ *   weights of the accounts with open flows; while the proxy read < AT_RATE
+ *   of R in the last RATE_SPAN sample (the link has room), at least twice
+ *   what the flow read over its least RTT, so a flow can take what others
+ *   leave; floor 2 MSS, ceiling min(2 R rtt, CLAMP_MAX).
+ *
  * Flow handles are (generation << 32) | (slot + 1), like rs_id.
  */
 #include <math.h>
@@ -78,6 +84,8 @@
 #define CLAMP_MAX (16.0 * 1024 * 1024)
 #define WANT_MAX ((uint64_t)1 << 48)		/* keeps sums in int64 */
 #define SHARE_DEPTH (RS_NSEC_PER_SEC / 50)	/* kept shares: 20 ms of S_a */
+#define RATE_SPAN (RS_NSEC_PER_SEC / 10)	/* the proxy's read-rate sample */
+#define AT_RATE 0.9		/* read at >= this part of R: the link is full */
 
 /* The present accounts of class k lend their shares to its backlogged ones. */
 static double lend(const struct rs_class *k)
@@ -534,12 +542,27 @@ static void overcharge(struct rs_sched *s, uint32_t a, uint64_t over)
 	}
 }
 
-/* Refill, and reclaim the grants nobody came back for within 1 s. */
+/* The proxy's read rate over samples of at least RATE_SPAN. */
+static void rate_sample(struct rs_sched *s, rs_time_ns now)
+{
+	struct rs_pacer *p = &s->pc;
+
+	if (now < p->t_rate + RATE_SPAN)
+		return;
+	p->read_rate = (double)(s->bytes - p->rate_mark) *
+		       RS_NSEC_PER_SEC / (double)(now - p->t_rate);
+	p->rate_mark = s->bytes;
+	p->t_rate = now;
+}
+
+/* Refill, sample the read rate, and reclaim the grants nobody came back
+ * for within 1 s. */
 static void pacer_advance(struct rs_sched *s, rs_time_ns now)
 {
 	struct rs_pacer *p = &s->pc;
 
 	rs_pacer_refill(s, now);
+	rate_sample(s, now);
 	recent_expire(s, now);
 	while (p->gr_head != RS_NIL) {
 		uint32_t f = p->gr_head;
@@ -801,6 +824,7 @@ int rs_flow_open(struct rs_sched *s, rs_id req, int cls, uint64_t user,
 	e->cls = c;
 	e->next = e->prev = RS_NIL;
 	e->state = RS_FL_IDLE;
+	e->t_rate = now;
 	e->acct = acct_get(s, c, acct_key(s, user));
 	p->ac[e->acct].nflows++;
 	if (req)
@@ -1030,6 +1054,7 @@ int rs_flow_read(struct rs_sched *s, rs_flow f, uint64_t n, rs_time_ns now)
 	}
 	e->allowed = e->allowed_drr = 0;
 	if (n) {
+		e->rd_bytes += n;
 		recent_touch(s, e->acct, now);
 		r = e->req ? rs_lookup(s, e->req) : RS_NIL;
 		if (r != RS_NIL && s->req[r].state == RS_ST_RELEASED)
@@ -1043,6 +1068,23 @@ int rs_flow_read(struct rs_sched *s, rs_flow f, uint64_t n, rs_time_ns now)
 	return 0;
 }
 
+/*
+ * The flow's read rate over its last sample: the bytes read since t_rate,
+ * once the sample spans its least RTT (shorter samples keep the last rate).
+ */
+static double flow_rate(const struct rs_pacer *p, struct rs_flow_ent *e,
+			rs_time_ns rtt)
+{
+	rs_time_ns span = p->t > e->t_rate ? p->t - e->t_rate : 0;
+
+	if (span && span >= rtt) {
+		e->rate = (double)e->rd_bytes * RS_NSEC_PER_SEC / (double)span;
+		e->rd_bytes = 0;
+		e->t_rate = p->t;
+	}
+	return e->rate;
+}
+
 uint32_t rs_flow_clamp(const struct rs_sched *cs, rs_flow f, rs_time_ns rtt)
 {
 	/* The clamp is recorded on the flow for rs_get_stats().window_bytes:
@@ -1050,7 +1092,7 @@ uint32_t rs_flow_clamp(const struct rs_sched *cs, rs_flow f, rs_time_ns rtt)
 	struct rs_sched *s = (struct rs_sched *)cs;
 	struct rs_flow_ent *e;
 	const struct rs_acct *a;
-	double bdp2, share, clamp, ceiling;
+	double rtt_s, bdp2, share, clamp, ceiling;
 	uint32_t i;
 
 	if (!s || (i = flow_lookup(&s->pc, f)) == RS_NIL)
@@ -1059,10 +1101,19 @@ uint32_t rs_flow_clamp(const struct rs_sched *cs, rs_flow f, rs_time_ns rtt)
 	a = &s->pc.ac[e->acct];
 	if (!rtt)
 		rtt = RS_NSEC_PER_SEC / 10;
-	bdp2 = 2 * rs_full_rate(s) * (double)rtt / (double)RS_NSEC_PER_SEC;
+	rtt_s = (double)rtt / (double)RS_NSEC_PER_SEC;
+	bdp2 = 2 * rs_full_rate(s) * rtt_s;
 	share = s->pc.wsum > 0 ?
 		s->cls[a->cls].weight / s->pc.wsum / (double)a->nflows : 1;
+	/* while the link has room, a flow that reads more than its share gets
+	 * a window for what it reads, over its least RTT (the queue a full
+	 * link builds must not widen it: that growth would feed itself) */
+	if (!e->rtt_min || rtt < e->rtt_min)
+		e->rtt_min = rtt;
 	clamp = bdp2 * share;
+	if (s->pc.read_rate < AT_RATE * rs_full_rate(s))
+		clamp = fmax(clamp, 2 * flow_rate(&s->pc, e, e->rtt_min) *
+			     ((double)e->rtt_min / (double)RS_NSEC_PER_SEC));
 	ceiling = fmin(bdp2, CLAMP_MAX);
 	if (clamp > ceiling)
 		clamp = ceiling;

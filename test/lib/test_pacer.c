@@ -321,6 +321,47 @@ START_TEST(clamp_numbers)
 }
 END_TEST
 
+/* While the link has room (the proxy read < 90 % of R over the pacer's
+ * last 100-ms sample), a flow that reads more than its share gets a window
+ * for what it reads: clamp = max(share's, 2 * rate * rtt), the rate over a
+ * sample of >= its least rtt (a shorter one keeps the last rate); with the
+ * link full, the share's. rfq, a 3 : b 1, R = 980,000 B/s. */
+START_TEST(clamp_follows_the_read_rate)
+{
+	struct rec rec = { 0 };
+	struct wakes wk;
+	struct rs_config cfg = cfg_base(RS_POLICY_RFQ, RS_WIN_FIXED);
+	struct rs_sched *s = new_paced(&cfg, &rec, &wk);
+	rs_flow a1, b1;
+
+	ck_assert_int_eq(rs_class_add(s, "a", 3), 0);
+	ck_assert_int_eq(rs_class_add(s, "b", 1), 1);
+	a1 = fopen_(s, 0, 0, 1, 0);
+	b1 = fopen_(s, 0, 1, 2, 0);
+	/* nothing read yet: b's share, 196,000 / 4 */
+	ck_assert_uint_eq(rs_flow_clamp(s, b1, 100 * MS), 49000);
+	/* 49,000 bytes in the first 100 ms: 490,000 B/s, 2 * 49,000 */
+	ck_assert_int_eq(rs_flow_read(s, b1, 49000, 100 * MS), 0);
+	ck_assert_uint_eq(rs_flow_clamp(s, b1, 100 * MS), 98000);
+	/* 50 ms later: a sample shorter than the RTT keeps the rate */
+	ck_assert_int_eq(rs_flow_read(s, b1, 1000, 150 * MS), 0);
+	ck_assert_uint_eq(rs_flow_clamp(s, b1, 100 * MS), 98000);
+	/* 1,000 bytes over 200 ms: 5,000 B/s, below the share again */
+	ck_assert_int_eq(rs_flow_read(s, a1, 0, 300 * MS), 0);
+	ck_assert_uint_eq(rs_flow_clamp(s, b1, 100 * MS), 49000);
+	/* twice R over 100 ms: the ceiling, 2 R rtt */
+	ck_assert_int_eq(rs_flow_read(s, b1, 196000, 400 * MS), 0);
+	ck_assert_uint_eq(rs_flow_clamp(s, b1, 100 * MS), 196000);
+	ck_assert_uint_eq(gstats(s).window_bytes, 196000);
+	/* the pacer's sample at 500 ms: 196,000 bytes in 100 ms, the link is
+	 * full: b's share again, whatever b read */
+	ck_assert_int_eq(rs_flow_read(s, b1, 98000, 500 * MS), 0);
+	ck_assert_uint_eq(rs_flow_clamp(s, b1, 100 * MS), 49000);
+	ck_assert_uint_eq(gstats(s).window_bytes, 49000);
+	rs_free(s);
+}
+END_TEST
+
 /* share_bps: msf w * (accounts of the class with flows) / sum. */
 START_TEST(class_share)
 {
@@ -707,6 +748,7 @@ Suite *suite_pacer(void)
 	tcase_add_test(tc, idle_no_deadline);
 	tcase_add_test(tc, stale_grant_reclaimed);
 	tcase_add_test(tc, clamp_numbers);
+	tcase_add_test(tc, clamp_follows_the_read_rate);
 	tcase_add_test(tc, class_share);
 	tcase_add_test(tc, bound_flow_and_errors);
 	tcase_add_test(tc, wake_no_reentry);
