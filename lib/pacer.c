@@ -1099,6 +1099,8 @@ uint32_t rs_flow_clamp(const struct rs_sched *cs, rs_flow f, rs_time_ns rtt)
 		return 0;
 	e = &s->pc.fl[i];
 	a = &s->pc.ac[e->acct];
+	if (rtt && (!e->rtt_min || rtt < e->rtt_min))
+		e->rtt_min = rtt;	/* a measured one: never the nominal */
 	if (!rtt)
 		rtt = RS_NSEC_PER_SEC / 10;
 	rtt_s = (double)rtt / (double)RS_NSEC_PER_SEC;
@@ -1108,12 +1110,13 @@ uint32_t rs_flow_clamp(const struct rs_sched *cs, rs_flow f, rs_time_ns rtt)
 	/* while the link has room, a flow that reads more than its share gets
 	 * a window for what it reads, over its least RTT (the queue a full
 	 * link builds must not widen it: that growth would feed itself) */
-	if (!e->rtt_min || rtt < e->rtt_min)
-		e->rtt_min = rtt;
 	clamp = bdp2 * share;
-	if (s->pc.read_rate < AT_RATE * rs_full_rate(s))
-		clamp = fmax(clamp, 2 * flow_rate(&s->pc, e, e->rtt_min) *
-			     ((double)e->rtt_min / (double)RS_NSEC_PER_SEC));
+	if (s->pc.read_rate < AT_RATE * rs_full_rate(s)) {
+		rs_time_ns least = e->rtt_min ? e->rtt_min : rtt;
+
+		clamp = fmax(clamp, 2 * flow_rate(&s->pc, e, least) *
+			     ((double)least / (double)RS_NSEC_PER_SEC));
+	}
 	ceiling = fmin(bdp2, CLAMP_MAX);
 	if (clamp > ceiling)
 		clamp = ceiling;

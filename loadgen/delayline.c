@@ -33,6 +33,9 @@
 #include <linux/netfilter.h>
 #include <libnetfilter_queue/libnetfilter_queue.h>
 
+#define MAX_CAP (1u << 24)	/* --max-packets bound: indices stay in 32 bits */
+#define RECV_BATCH 64
+
 struct held {
 	uint32_t id;
 	uint64_t due;		/* CLOCK_MONOTONIC ns */
@@ -120,9 +123,12 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct line l = { .cap = 65536 };
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigset_t block, waiting;
 	struct nfq_handle *h;
 	char buf[65536] __attribute__((aligned));
 	long queue = -1;
+	unsigned long cap;
 	double delay_ms = -1;
 	int c, fd;
 
@@ -132,7 +138,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'q': queue = strtol(optarg, &end, 10); if (*end || queue < 0 || queue > 65535) usage(); break;
 		case 'd': delay_ms = strtod(optarg, &end); if (*end || delay_ms < 0 || delay_ms > 10000) usage(); break;
-		case 'm': l.cap = (uint32_t)strtoul(optarg, &end, 10); if (*end || !l.cap) usage(); break;
+		case 'm': cap = strtoul(optarg, &end, 10); if (*end || !cap || cap > MAX_CAP) usage(); l.cap = (uint32_t)cap; break;
 		default: usage();
 		}
 	}
@@ -140,8 +146,12 @@ int main(int argc, char **argv)
 		usage();
 	l.delay = (uint64_t)(delay_ms * 1e6);
 	l.ring = calloc(l.cap, sizeof(*l.ring));
+	if (!l.ring) {
+		perror("reqsched-delayline: calloc");
+		return 1;
+	}
 	h = nfq_open();
-	if (!l.ring || !h) {
+	if (!h) {
 		perror("reqsched-delayline: nfq_open");
 		return 1;
 	}
@@ -158,8 +168,14 @@ int main(int argc, char **argv)
 
 		setsockopt(fd, SOL_NETLINK, NETLINK_NO_ENOBUFS, &one, sizeof(one));
 	}
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
+	/* SIGTERM and SIGINT arrive only inside ppoll(): none is lost between
+	 * the loop's test and the wait */
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	sigprocmask(SIG_BLOCK, &block, &waiting);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
 	fprintf(stderr, "reqsched-delayline: queue %ld, delay %.3f ms\n", queue, delay_ms);
 	while (!stopping) {
 		int64_t wait = release_due(&l, now_ns());
@@ -170,12 +186,19 @@ int main(int argc, char **argv)
 			ts.tv_sec = wait / 1000000000;
 			ts.tv_nsec = wait % 1000000000;
 		}
-		if (ppoll(&p, 1, wait >= 0 ? &ts : NULL, NULL) < 0 && errno != EINTR)
+		if (ppoll(&p, 1, wait >= 0 ? &ts : NULL, &waiting) < 0) {
+			if (errno == EINTR)
+				continue;
 			break;
+		}
 		if (p.revents & POLLIN) {
 			ssize_t n;
+			int batch = 0;
 
-			while ((n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+			/* at most RECV_BATCH messages a pass, so a flood cannot
+			 * hold the due packets back */
+			while (batch++ < RECV_BATCH &&
+			       (n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
 				nfq_handle_packet(h, buf, (int)n);
 		}
 	}

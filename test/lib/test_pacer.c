@@ -359,6 +359,25 @@ START_TEST(clamp_follows_the_read_rate)
 	ck_assert_uint_eq(rs_flow_clamp(s, b1, 100 * MS), 49000);
 	ck_assert_uint_eq(gstats(s).window_bytes, 49000);
 	rs_free(s);
+
+	/* the window spans the least RTT measured: rtt 0 (unknown: 100 ms) is
+	 * never taken for it, and a queue that doubles the RTT does not double
+	 * the window */
+	s = new_paced(&cfg, &rec, &wk);
+	ck_assert_int_eq(rs_class_add(s, "a", 3), 0);
+	ck_assert_int_eq(rs_class_add(s, "b", 1), 1);
+	a1 = fopen_(s, 0, 0, 1, 0);
+	b1 = fopen_(s, 0, 1, 2, 0);
+	ck_assert_uint_eq(rs_flow_clamp(s, b1, 0), 49000);	/* 100 ms */
+	/* 147,000 bytes in 250 ms: 588,000 B/s over the least RTT, 200 ms:
+	 * 2 * 588,000 * 0.2 = 235,200 (share 98,000, ceiling 392,000) */
+	ck_assert_int_eq(rs_flow_read(s, b1, 147000, 250 * MS), 0);
+	ck_assert_uint_eq(rs_flow_clamp(s, b1, 200 * MS), 235200);
+	/* a least RTT of 50 ms: 2 * 588,000 * 0.05 = 58,800 */
+	ck_assert_uint_eq(rs_flow_clamp(s, b1, 50 * MS), 58800);
+	/* the RTT back at 100 ms (a queue): still 58,800 (share 49,000) */
+	ck_assert_uint_eq(rs_flow_clamp(s, b1, 100 * MS), 58800);
+	rs_free(s);
 }
 END_TEST
 

@@ -132,6 +132,7 @@ class Runner:
         self.sc, self.out, self.id = sc, out, run_id
         self.topo = Topology(run_id)
         self.procs: list[subprocess.Popen] = []
+        self.delay_line: Optional[subprocess.Popen] = None
         self.verbose = verbose
         self.patched = os.path.exists(PATCHED_SQUID) and os.access(PATCHED_SQUID, os.X_OK)
         self.squid = squid or (PATCHED_SQUID if self.patched else None)
@@ -261,8 +262,14 @@ class Runner:
         p = self.spawn("isp", [str(DELAYLINE), "--queue", "0", "--delay-ms", f"{rtt_ms / 2:g}"],
                        os.path.join(self.out, "delayline.log"))
         self.topo.queue_forwarded("isp", 0)
+        self.delay_line = p
         time.sleep(0.2)
-        if p.poll() is not None:
+        self.check_delay_line()
+
+    def check_delay_line(self) -> None:
+        """A delay line that exited lets packets pass undelayed (--queue-bypass):
+        whatever ran since is not the scenario."""
+        if self.delay_line is not None and self.delay_line.poll() is not None:
             raise netns.NetError(f"reqsched-delayline exited; see {self.out}/delayline.log")
 
     # -- processes -------------------------------------------------------------
@@ -558,6 +565,7 @@ class Runner:
             else:
                 argv = self.replay_argv(os.path.join(self.out, "users.json"), mdir, duration)
             rc = self.run_replay(argv, mode.name, os.path.join(mdir, "replay.log"), duration)
+            self.check_delay_line()
             holder["halt"].set()
             if restarter is not None:
                 restarter.join(60)
