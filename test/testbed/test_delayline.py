@@ -5,7 +5,6 @@ takes one round trip through the ISP namespace: about 0 without the delay
 line, the configured round trip with it, and about 0 again once it is gone
 (the NFQUEUE rule passes packets on while no program listens)."""
 import os
-import socket
 import subprocess
 import time
 
