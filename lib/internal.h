@@ -288,6 +288,15 @@ enum rs_flow_state {
 	RS_FL_GRANTED,
 };
 
+/* The rate of a cumulative byte count over samples of at least a span
+ * (pacer.c's rate_take()): the count was mark at t; rate is the last
+ * whole sample's, bytes/s. */
+struct rs_rate {
+	uint64_t mark;
+	rs_time_ns t;
+	double rate;
+};
+
 struct rs_flow_ent {
 	void *cookie;
 	rs_id req;		/* bound request (0: unbound) */
@@ -302,9 +311,8 @@ struct rs_flow_ent {
 	uint32_t acct;		/* account */
 	uint32_t next, prev;	/* account FIFO, granted list or free list */
 	uint32_t clamp;		/* last rs_flow_clamp() result */
-	uint64_t rd_bytes;	/* read since t_rate */
-	rs_time_ns t_rate;	/* start of the read-rate sample */
-	double rate;		/* read rate of the last sample, bytes/s */
+	uint64_t rd_total;	/* bytes read */
+	struct rs_rate rd;	/* their rate, over samples of its least RTT */
 	rs_time_ns rtt_min;	/* least RTT rs_flow_clamp() was given (0: none) */
 	uint8_t state;
 	uint8_t grant_drr;	/* GRANTED: the grant was charged to the deficit */
@@ -354,9 +362,7 @@ struct rs_pacer {
 					 * waited for its share; the earliest
 					 * refills then (0: it did not) */
 	uint64_t window_bytes;	/* sum of the clamps of open flows */
-	uint64_t rate_mark;	/* s->bytes at t_rate */
-	rs_time_ns t_rate;	/* start of the read-rate sample */
-	double read_rate;	/* bytes/s the proxy read in the last sample */
+	struct rs_rate read;	/* s->bytes per second, samples of >= 100 ms */
 	rs_wake_fn wake;
 };
 

@@ -542,27 +542,28 @@ static void overcharge(struct rs_sched *s, uint32_t a, uint64_t over)
 	}
 }
 
-/* The proxy's read rate over samples of at least RATE_SPAN. */
-static void rate_sample(struct rs_sched *s, rs_time_ns now)
+/* The rate of count (cumulative) over samples of at least span: a sample
+ * ends at now once it is that long; until then the last one's rate holds. */
+static double rate_take(struct rs_rate *r, uint64_t count, rs_time_ns now,
+			rs_time_ns span)
 {
-	struct rs_pacer *p = &s->pc;
-
-	if (now < p->t_rate + RATE_SPAN)
-		return;
-	p->read_rate = (double)(s->bytes - p->rate_mark) *
-		       RS_NSEC_PER_SEC / (double)(now - p->t_rate);
-	p->rate_mark = s->bytes;
-	p->t_rate = now;
+	if (now > r->t && now - r->t >= span) {
+		r->rate = (double)(count - r->mark) * RS_NSEC_PER_SEC /
+			  (double)(now - r->t);
+		r->mark = count;
+		r->t = now;
+	}
+	return r->rate;
 }
 
-/* Refill, sample the read rate, and reclaim the grants nobody came back
- * for within 1 s. */
+/* Refill, sample the proxy's read rate, and reclaim the grants nobody came
+ * back for within 1 s. */
 static void pacer_advance(struct rs_sched *s, rs_time_ns now)
 {
 	struct rs_pacer *p = &s->pc;
 
 	rs_pacer_refill(s, now);
-	rate_sample(s, now);
+	rate_take(&p->read, s->bytes, now, RATE_SPAN);
 	recent_expire(s, now);
 	while (p->gr_head != RS_NIL) {
 		uint32_t f = p->gr_head;
@@ -824,7 +825,7 @@ int rs_flow_open(struct rs_sched *s, rs_id req, int cls, uint64_t user,
 	e->cls = c;
 	e->next = e->prev = RS_NIL;
 	e->state = RS_FL_IDLE;
-	e->t_rate = now;
+	e->rd.t = now;
 	e->acct = acct_get(s, c, acct_key(s, user));
 	p->ac[e->acct].nflows++;
 	if (req)
@@ -1054,7 +1055,7 @@ int rs_flow_read(struct rs_sched *s, rs_flow f, uint64_t n, rs_time_ns now)
 	}
 	e->allowed = e->allowed_drr = 0;
 	if (n) {
-		e->rd_bytes += n;
+		e->rd_total += n;
 		recent_touch(s, e->acct, now);
 		r = e->req ? rs_lookup(s, e->req) : RS_NIL;
 		if (r != RS_NIL && s->req[r].state == RS_ST_RELEASED)
@@ -1068,23 +1069,6 @@ int rs_flow_read(struct rs_sched *s, rs_flow f, uint64_t n, rs_time_ns now)
 	return 0;
 }
 
-/*
- * The flow's read rate over its last sample: the bytes read since t_rate,
- * once the sample spans its least RTT (shorter samples keep the last rate).
- */
-static double flow_rate(const struct rs_pacer *p, struct rs_flow_ent *e,
-			rs_time_ns rtt)
-{
-	rs_time_ns span = p->t > e->t_rate ? p->t - e->t_rate : 0;
-
-	if (span && span >= rtt) {
-		e->rate = (double)e->rd_bytes * RS_NSEC_PER_SEC / (double)span;
-		e->rd_bytes = 0;
-		e->t_rate = p->t;
-	}
-	return e->rate;
-}
-
 uint32_t rs_flow_clamp(const struct rs_sched *cs, rs_flow f, rs_time_ns rtt)
 {
 	/* The clamp is recorded on the flow for rs_get_stats().window_bytes:
@@ -1092,7 +1076,7 @@ uint32_t rs_flow_clamp(const struct rs_sched *cs, rs_flow f, rs_time_ns rtt)
 	struct rs_sched *s = (struct rs_sched *)cs;
 	struct rs_flow_ent *e;
 	const struct rs_acct *a;
-	double rtt_s, bdp2, share, clamp, ceiling;
+	double bdp2, share, clamp, ceiling;
 	uint32_t i;
 
 	if (!s || (i = flow_lookup(&s->pc, f)) == RS_NIL)
@@ -1103,18 +1087,18 @@ uint32_t rs_flow_clamp(const struct rs_sched *cs, rs_flow f, rs_time_ns rtt)
 		e->rtt_min = rtt;	/* a measured one: never the nominal */
 	if (!rtt)
 		rtt = RS_NSEC_PER_SEC / 10;
-	rtt_s = (double)rtt / (double)RS_NSEC_PER_SEC;
-	bdp2 = 2 * rs_full_rate(s) * rtt_s;
+	bdp2 = 2 * rs_full_rate(s) * (double)rtt / (double)RS_NSEC_PER_SEC;
 	share = s->pc.wsum > 0 ?
 		s->cls[a->cls].weight / s->pc.wsum / (double)a->nflows : 1;
 	/* while the link has room, a flow that reads more than its share gets
 	 * a window for what it reads, over its least RTT (the queue a full
 	 * link builds must not widen it: that growth would feed itself) */
 	clamp = bdp2 * share;
-	if (s->pc.read_rate < AT_RATE * rs_full_rate(s)) {
+	if (s->pc.read.rate < AT_RATE * rs_full_rate(s)) {
 		rs_time_ns least = e->rtt_min ? e->rtt_min : rtt;
+		double rate = rate_take(&e->rd, e->rd_total, s->pc.t, least);
 
-		clamp = fmax(clamp, 2 * flow_rate(&s->pc, e, least) *
+		clamp = fmax(clamp, 2 * rate *
 			     ((double)least / (double)RS_NSEC_PER_SEC));
 	}
 	ceiling = fmin(bdp2, CLAMP_MAX);

@@ -14,8 +14,10 @@
  *
  * Invariants: the ring holds the ids of the packets not yet accepted, in
  * arrival order; their due times (arrival + D) are non-decreasing, so the
- * head is always the next one due. A packet that finds the ring full is
- * accepted at once (counted in "overflow"), never dropped here.
+ * head is always the next one due. The kernel's queue (maxlen = the ring's
+ * size) holds every packet in the ring, so the ring fills only if setting
+ * that length failed; a packet that then finds it full is accepted at once
+ * (counted in "overflow"), never dropped here.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -58,18 +58,25 @@ static rs_flow fopen_(struct rs_sched *s, rs_id req, int cls, uint64_t user,
 	return f;
 }
 
-/* Link 80 Mbit/s, classes a (weight 3) and b (weight 1), pacing on. */
+/* Classes a (weight 3) and b (weight 1), pacing on. */
+static struct rs_sched *three_to_one(struct rs_config *cfg, struct rec *rec,
+				     struct wakes *wk)
+{
+	struct rs_sched *s = new_paced(cfg, rec, wk);
+
+	ck_assert_int_eq(rs_class_add(s, "a", 3), 0);
+	ck_assert_int_eq(rs_class_add(s, "b", 1), 1);
+	return s;
+}
+
+/* The same on a link of 80 Mbit/s. */
 static struct rs_sched *paced_three_to_one(enum rs_policy policy, struct rec *rec,
 					   struct wakes *wk)
 {
 	struct rs_config cfg = cfg_base(policy, RS_WIN_FIXED);
-	struct rs_sched *s;
 
 	cfg.link_bps = 80000000;
-	s = new_paced(&cfg, rec, wk);
-	ck_assert_int_eq(rs_class_add(s, "a", 3), 0);
-	ck_assert_int_eq(rs_class_add(s, "b", 1), 1);
-	return s;
+	return three_to_one(&cfg, rec, wk);
 }
 
 /* fa takes the left bytes of the bucket and reads them; fa and fb then
@@ -284,11 +291,9 @@ START_TEST(clamp_numbers)
 	struct rec rec = { 0 };
 	struct wakes wk;
 	struct rs_config cfg = cfg_base(RS_POLICY_RFQ, RS_WIN_FIXED);
-	struct rs_sched *s = new_paced(&cfg, &rec, &wk);
+	struct rs_sched *s = three_to_one(&cfg, &rec, &wk);
 	rs_flow a1, a2, b1;
 
-	ck_assert_int_eq(rs_class_add(s, "a", 3), 0);
-	ck_assert_int_eq(rs_class_add(s, "b", 1), 1);
 	a1 = fopen_(s, 0, 0, 1, 0);
 	a2 = fopen_(s, 0, 0, 2, 0);
 	b1 = fopen_(s, 0, 1, 3, 0);
@@ -331,11 +336,9 @@ START_TEST(clamp_follows_the_read_rate)
 	struct rec rec = { 0 };
 	struct wakes wk;
 	struct rs_config cfg = cfg_base(RS_POLICY_RFQ, RS_WIN_FIXED);
-	struct rs_sched *s = new_paced(&cfg, &rec, &wk);
+	struct rs_sched *s = three_to_one(&cfg, &rec, &wk);
 	rs_flow a1, b1;
 
-	ck_assert_int_eq(rs_class_add(s, "a", 3), 0);
-	ck_assert_int_eq(rs_class_add(s, "b", 1), 1);
 	a1 = fopen_(s, 0, 0, 1, 0);
 	b1 = fopen_(s, 0, 1, 2, 0);
 	/* nothing read yet: b's share, 196,000 / 4 */
@@ -363,9 +366,7 @@ START_TEST(clamp_follows_the_read_rate)
 	/* the window spans the least RTT measured: rtt 0 (unknown: 100 ms) is
 	 * never taken for it, and a queue that doubles the RTT does not double
 	 * the window */
-	s = new_paced(&cfg, &rec, &wk);
-	ck_assert_int_eq(rs_class_add(s, "a", 3), 0);
-	ck_assert_int_eq(rs_class_add(s, "b", 1), 1);
+	s = three_to_one(&cfg, &rec, &wk);
 	a1 = fopen_(s, 0, 0, 1, 0);
 	b1 = fopen_(s, 0, 1, 2, 0);
 	ck_assert_uint_eq(rs_flow_clamp(s, b1, 0), 49000);	/* 100 ms */

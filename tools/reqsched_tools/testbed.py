@@ -259,7 +259,7 @@ class Runner:
         behind an NFQUEUE rule; up to every mode's end)."""
         if not os.access(DELAYLINE, os.X_OK):
             raise netns.NetError(f"{DELAYLINE} is missing (run `make loadgen`)")
-        p = self.spawn("isp", [str(DELAYLINE), "--queue", "0", "--delay-ms", f"{rtt_ms / 2:g}"],
+        p = self.spawn("isp", [DELAYLINE, "--queue", "0", "--delay-ms", f"{rtt_ms / 2:g}"],
                        os.path.join(self.out, "delayline.log"))
         self.topo.queue_forwarded("isp", 0)
         self.delay_line = p
