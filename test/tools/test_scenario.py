@@ -70,8 +70,11 @@ def test_proxy_initrwnd():
 def test_propagation_rtt_ms():
     cls = [{"name": "a", "weight": 1, "users": 1}]
     assert scenario.build({"classes": cls}).propagation_rtt_ms == 0
-    # rtt_ms (an old file's nominal RTT for queue_bdp) adds no delay
-    assert scenario.build({"classes": cls, "link": {"rtt_ms": 60}}).propagation_rtt_ms == 0
+    # rtt_ms (an old file's nominal RTT for queue_bdp) adds no delay: alone, it is refused
+    with pytest.raises(scenario.ScenarioError, match="propagation_rtt_ms"):
+        scenario.build({"classes": cls, "link": {"rtt_ms": 60}})
+    with pytest.raises(scenario.ScenarioError, match="propagation_rtt_ms"):
+        scenario.build({"classes": cls, "link": {"rtt_ms": 60, "buffer_ms": 100}})
     assert scenario.build({"classes": cls,
                            "link": {"propagation_rtt_ms": 60}}).propagation_rtt_ms == 60
     for bad in (-1, 2001, "60", True):

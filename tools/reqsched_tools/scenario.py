@@ -113,7 +113,6 @@ class Scenario:
     seed: int
     downlink_bps: float
     uplink_bps: float
-    rtt_ms: float
     buffer_ms: float
     server_count: int
     server_delay_ms: tuple[float, float]
@@ -215,6 +214,9 @@ def buffer_ms_of(link: dict[str, Any]) -> float:
     1.5 BDP of 100 ms)."""
     if "buffer_ms" in link and "queue_bdp" in link:
         raise ScenarioError("link: give buffer_ms or queue_bdp (old), not both")
+    if "rtt_ms" in link and "queue_bdp" not in link:
+        raise ScenarioError("link.rtt_ms only converts an old queue_bdp to buffer_ms and adds "
+                            "no delay: a round-trip delay is link.propagation_rtt_ms")
     if "buffer_ms" in link:
         ms = float(link["buffer_ms"])
     elif "queue_bdp" in link:
@@ -376,7 +378,6 @@ def build(raw: dict[str, Any], source: str = "") -> Scenario:
         seed=int(raw.get("seed", 1)),
         downlink_bps=down,
         uplink_bps=float(get(link, "uplink_bps", down)),
-        rtt_ms=float(get(link, "rtt_ms", 100)),
         buffer_ms=buffer_ms_of(link if isinstance(link, dict) else {}),
         proxy_initrwnd=initrwnd_of(link if isinstance(link, dict) else {}),
         propagation_rtt_ms=propagation_of(link if isinstance(link, dict) else {}),

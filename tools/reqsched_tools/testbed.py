@@ -808,6 +808,12 @@ def cmd_setup(args: argparse.Namespace) -> int:
                sc.buffer_ms, sc.proxy_initrwnd)
     log(f"namespaces up: {' '.join(topo.ns.values())} (teardown: reqsched-testbed teardown "
         f"--id {args.id})")
+    if sc.propagation_rtt_ms > 0:
+        # the delay line is a process: setup leaves nothing running
+        topo.queue_forwarded("isp", 0)
+        log(f"the {sc.propagation_rtt_ms:g}-ms propagation delay needs its delay line: "
+            f"ip netns exec {topo.ns['isp']} {DELAYLINE} --queue 0 "
+            f"--delay-ms {sc.propagation_rtt_ms / 2:g} &")
     return 0
 
 
