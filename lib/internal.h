@@ -363,6 +363,8 @@ struct rs_pacer {
 					 * refills then (0: it did not) */
 	uint64_t window_bytes;	/* sum of the clamps of open flows */
 	struct rs_rate read;	/* s->bytes per second, samples of >= 100 ms */
+	uint32_t room_run;	/* samples in a row with room and no flow
+				 * waiting (pacer_advance()) */
 	rs_wake_fn wake;
 };
 
@@ -474,6 +476,8 @@ struct rs_sched {
 	double exc_rate;	/* EWMA of the exceptive rate, bytes/s */
 	double link_diff;	/* cumulative link payload - proxied (D) */
 	double link_high;	/* its high-water mark H, >= D */
+	bool link_full;		/* the counter's last sample carried >=
+				 * LINK_ROOM of U+ * C (false without one) */
 	double link_at_tick, exc_at_tick;
 	/* this scheduler's share of the link (share.c), 1 alone */
 	double link_share;
@@ -707,6 +711,7 @@ void rs_tick(struct rs_sched *s, rs_time_ns now);
 void rs_long_check(struct rs_sched *s, uint32_t r, rs_time_ns now);
 void rs_window_hand_on(struct rs_sched *s, uint32_t r, rs_time_ns now);
 void rs_slow_start_step(struct rs_sched *s);
+void rs_window_room(struct rs_sched *s);	/* the pacer saw room */
 void rs_window_params(struct rs_sched *s);	/* after cfg changes */
 
 /* slotage.c: the window list of released requests, oldest first, and
@@ -892,15 +897,16 @@ static inline void rs_sc_add_bytes(struct rs_sched *s, uint32_t c, uint64_t n)
 }
 
 /* Bytes of class cls (user: entry index or RS_NIL): class and global
- * counters, service counter, sff recent service. */
+ * counters, service counter (sc of the n bytes), sff recent service. */
 static inline void rs_account_bytes(struct rs_sched *s, uint32_t cls,
-				    uint32_t user, uint64_t n, rs_time_ns now)
+				    uint32_t user, uint64_t n, uint64_t sc,
+				    rs_time_ns now)
 {
 	struct rs_class *k = &s->cls[cls];
 
 	k->bytes = rs_sat_add(k->bytes, n);
 	s->bytes = rs_sat_add(s->bytes, n);
-	rs_sc_add_bytes(s, cls, n);
+	rs_sc_add_bytes(s, cls, sc);
 	if (user != RS_NIL && s->cfg.sff) {
 		struct rs_user *u = &s->users.ent[user];
 
@@ -914,15 +920,20 @@ static inline void rs_account_bytes(struct rs_sched *s, uint32_t cls,
 }
 
 /* Response bytes of released request r, counted (calls nothing);
- * returns the request's byte count. */
+ * returns the request's byte count. The bytes a response reads once it
+ * has long_transfer bytes are the pacer's to share, not the admission's:
+ * they do not count in the service counter, so a class is not made to
+ * wait for its next start because the pacer gave its downloads their
+ * bytes (without pacing lt_thresh is UINT64_MAX: all count, as MSF-RS). */
 static inline uint64_t rs_req_count(struct rs_sched *s, uint32_t r,
 				    uint64_t n, rs_time_ns now)
 {
 	struct rs_req *q = &s->req[r];
 	uint64_t b = rs_sat_add(q->bytes, n);
 
+	rs_account_bytes(s, q->cls, q->user, n,
+			 q->bytes < s->lt_thresh ? n : 0, now);
 	q->bytes = b;
-	rs_account_bytes(s, q->cls, q->user, n, now);
 	return b;
 }
 
@@ -935,12 +946,16 @@ static inline void rs_req_bytes(struct rs_sched *s, uint32_t r, uint64_t n,
 		rs_long_check(s, r, now);
 }
 
-/* Foreign bytes of (cls, user key). */
+/* Foreign bytes of (cls, user key), read by a flow (a tunnel) after its
+ * first `before` bytes (0 without a flow): past long_transfer they are
+ * the pacer's, as a response's (rs_req_count()). */
 static inline void rs_foreign_bytes(struct rs_sched *s, uint32_t cls,
-				    uint64_t user, uint64_t n, rs_time_ns now)
+				    uint64_t user, uint64_t n, uint64_t before,
+				    rs_time_ns now)
 {
 	s->cls[cls].foreign_bytes = rs_sat_add(s->cls[cls].foreign_bytes, n);
-	rs_account_bytes(s, cls, rs_users_find(&s->users, cls, user), n, now);
+	rs_account_bytes(s, cls, rs_users_find(&s->users, cls, user), n,
+			 before < s->lt_thresh ? n : 0, now);
 }
 
 /* misc.c: FNV-1a 64 continued from h (rs_hash() is it from the basis,

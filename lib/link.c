@@ -86,13 +86,11 @@ static double exceptive(struct rs_sched *s, double diff)
 	return exc;
 }
 
-/* The time constant of the exceptive rate's step toward x (bytes/s) for a
- * sample of link_rate payload bytes/s (see the top of this file). */
-static double exc_tau(const struct rs_sched *s, double link_rate, double x)
+/* The time constant of the exceptive rate's step toward x (bytes/s) after
+ * a sample (see the top of this file). */
+static double exc_tau(const struct rs_sched *s, double x)
 {
-	double room = LINK_ROOM * s->cfg.target_util * rs_link_Bps(s);
-
-	return x < s->exc_rate && link_rate < room ? EXC_FALL_TAU : EXC_TAU;
+	return x < s->exc_rate && !s->link_full ? EXC_FALL_TAU : EXC_TAU;
 }
 
 int rs_set_link_source(struct rs_sched *s, enum rs_link_source src,
@@ -109,6 +107,7 @@ int rs_set_link_source(struct rs_sched *s, enum rs_link_source src,
 	s->link_t = now;
 	s->link_mark = s->bytes;
 	s->link_diff = s->link_high = 0;
+	s->link_full = false;
 	if (src == RS_LINK_PROXIED)
 		set_exc_rate(s, 0, now);
 	rs_check(s, "rs_set_link_source");
@@ -146,7 +145,9 @@ int rs_on_link_bytes(struct rs_sched *s, uint64_t n, uint64_t frames,
 		double dt = (double)(now - s->link_t) / (double)RS_NSEC_PER_SEC;
 		double x = exc / dt;
 
-		rate += (1 - exp(-dt / exc_tau(s, payload / dt, x))) * (x - rate);
+		s->link_full = payload / dt >=
+			       LINK_ROOM * s->cfg.target_util * rs_link_Bps(s);
+		rate += (1 - exp(-dt / exc_tau(s, x))) * (x - rate);
 	}
 	set_exc_rate(s, rate, now);
 	s->link_t = now;

@@ -64,10 +64,18 @@
  *     checks), share_refill = 0 when the flag is off.
  *
  * Receive window (rs_flow_clamp()): 2 R rtt times the flow's share of the
- *   weights of the accounts with open flows; while the proxy read < AT_RATE
- *   of R in the last RATE_SPAN sample (the link has room), at least twice
- *   what the flow read over its least RTT, so a flow can take what others
- *   leave; floor 2 MSS, ceiling min(2 R rtt, CLAMP_MAX).
+ *   weights of the accounts with open flows, or more for a flow that reads
+ *   more: GROW_GAIN times what it read over its least RTT while the link
+ *   has room (link_has_room(): the proxy read < AT_RATE of R in the last
+ *   RATE_SPAN sample and the link counter's last sample had room), so a
+ *   flow can take what others leave; HOLD_GAIN times while the link is
+ *   full, so it keeps what the pacer grants it but cannot grow on its own;
+ *   floor 2 MSS, ceiling min(2 R rtt, CLAMP_MAX).
+ * Admission: from the ROOM_RUN-th RATE_SPAN sample in a row with room and
+ *   no flow waiting for the pacer on, each tells the window
+ *   (rs_window_room()): more requests could use the link. The run filters
+ *   the sample or two of room when cross traffic stops, which the flows'
+ *   own windows fill within a few round trips.
  *
  * Flow handles are (generation << 32) | (slot + 1), like rs_id.
  */
@@ -86,6 +94,9 @@
 #define SHARE_DEPTH (RS_NSEC_PER_SEC / 50)	/* kept shares: 20 ms of S_a */
 #define RATE_SPAN (RS_NSEC_PER_SEC / 10)	/* the proxy's read-rate sample */
 #define AT_RATE 0.9		/* read at >= this part of R: the link is full */
+#define ROOM_RUN 3		/* samples in a row with room open the window */
+#define GROW_GAIN 2.0		/* link has room: a window may double per RTT */
+#define HOLD_GAIN 1.0		/* link full: a window keeps what it reads */
 
 /* The present accounts of class k lend their shares to its backlogged ones. */
 static double lend(const struct rs_class *k)
@@ -556,14 +567,30 @@ static double rate_take(struct rs_rate *r, uint64_t count, rs_time_ns now,
 	return r->rate;
 }
 
-/* Refill, sample the proxy's read rate, and reclaim the grants nobody came
- * back for within 1 s. */
+/* The link has room: the proxy read < AT_RATE of R in the last sample and
+ * the link counter's last sample (if one is in use) had room too (cross
+ * traffic that took the link shows there before the pacer's R follows). */
+static bool link_has_room(const struct rs_sched *s)
+{
+	return s->pc.read.rate < AT_RATE * rs_full_rate(s) && !s->link_full;
+}
+
+/* Refill, sample the proxy's read rate (from the ROOM_RUN-th sample in a
+ * row with room and no flow waiting on, each opens the admission window
+ * by one), and reclaim the grants nobody came back for within 1 s. */
 static void pacer_advance(struct rs_sched *s, rs_time_ns now)
 {
 	struct rs_pacer *p = &s->pc;
+	rs_time_ns sampled = p->read.t;
 
 	rs_pacer_refill(s, now);
 	rate_take(&p->read, s->bytes, now, RATE_SPAN);
+	if (p->read.t != sampled) {
+		p->room_run = p->waiting == 0 && link_has_room(s) ?
+			      p->room_run + 1 : 0;
+		if (p->room_run >= ROOM_RUN)
+			rs_window_room(s);
+	}
 	recent_expire(s, now);
 	while (p->gr_head != RS_NIL) {
 		uint32_t f = p->gr_head;
@@ -1061,7 +1088,8 @@ int rs_flow_read(struct rs_sched *s, rs_flow f, uint64_t n, rs_time_ns now)
 		if (r != RS_NIL && s->req[r].state == RS_ST_RELEASED)
 			rs_req_bytes(s, r, n, now);	/* may release requests */
 		else
-			rs_foreign_bytes(s, e->cls, e->ukey, n, now);
+			rs_foreign_bytes(s, e->cls, e->ukey, n,
+					 e->rd_total - n, now);
 	}
 	if (p->act_head != RS_NIL)
 		dispatch(s, now);		/* may wake flows */
@@ -1076,7 +1104,8 @@ uint32_t rs_flow_clamp(const struct rs_sched *cs, rs_flow f, rs_time_ns rtt)
 	struct rs_sched *s = (struct rs_sched *)cs;
 	struct rs_flow_ent *e;
 	const struct rs_acct *a;
-	double bdp2, share, clamp, ceiling;
+	double bdp2, share, clamp, ceiling, rate, gain;
+	rs_time_ns least;
 	uint32_t i;
 
 	if (!s || (i = flow_lookup(&s->pc, f)) == RS_NIL)
@@ -1090,17 +1119,16 @@ uint32_t rs_flow_clamp(const struct rs_sched *cs, rs_flow f, rs_time_ns rtt)
 	bdp2 = 2 * rs_full_rate(s) * (double)rtt / (double)RS_NSEC_PER_SEC;
 	share = s->pc.wsum > 0 ?
 		s->cls[a->cls].weight / s->pc.wsum / (double)a->nflows : 1;
-	/* while the link has room, a flow that reads more than its share gets
-	 * a window for what it reads, over its least RTT (the queue a full
-	 * link builds must not widen it: that growth would feed itself) */
-	clamp = bdp2 * share;
-	if (s->pc.read.rate < AT_RATE * rs_full_rate(s)) {
-		rs_time_ns least = e->rtt_min ? e->rtt_min : rtt;
-		double rate = rate_take(&e->rd, e->rd_total, s->pc.t, least);
-
-		clamp = fmax(clamp, 2 * rate *
-			     ((double)least / (double)RS_NSEC_PER_SEC));
-	}
+	/* a flow that reads more than its share gets a window for what it
+	 * reads over its least RTT (the queue a full link builds must not
+	 * widen it: that growth would feed itself): twice that while the link
+	 * has room, so it can take what others leave; once, while it is full,
+	 * so it keeps what the pacer gives it but cannot grow on its own */
+	least = e->rtt_min ? e->rtt_min : rtt;
+	rate = rate_take(&e->rd, e->rd_total, s->pc.t, least);
+	gain = link_has_room(s) ? GROW_GAIN : HOLD_GAIN;
+	clamp = fmax(bdp2 * share,
+		     gain * rate * ((double)least / (double)RS_NSEC_PER_SEC));
 	ceiling = fmin(bdp2, CLAMP_MAX);
 	if (clamp > ceiling)
 		clamp = ceiling;

@@ -288,7 +288,10 @@ int rs_on_link_bytes(struct rs_sched *s, uint64_t n, uint64_t frames,
  *
  * Bytes read through a flow bound to a request count for that request as
  * rs_on_bytes() would (do not call both); bytes of an unbound flow count as
- * rs_on_foreign_bytes() of its class and user.
+ * rs_on_foreign_bytes() of its class and user. With pacing, the bytes a
+ * response or a flow reads past long_transfer are the pacer's to share:
+ * they count in the class's bytes but not in its service counter, so
+ * admission does not hold a class back for its downloads.
  */
 typedef uint64_t rs_flow;	/* flow handle; 0 is never valid */
 typedef void (*rs_wake_fn)(void *ctx, rs_flow f, void *cookie);

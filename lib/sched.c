@@ -626,7 +626,7 @@ int rs_on_foreign_bytes(struct rs_sched *s, int cls, uint64_t user,
 	if (cls < 0 || (uint32_t)cls >= s->ncls)
 		return RS_ENOCLASS;
 	rs_advance(s, now);
-	rs_foreign_bytes(s, (uint32_t)cls, user, n, now);
+	rs_foreign_bytes(s, (uint32_t)cls, user, n, 0, now);
 	rs_check(s, "rs_on_foreign_bytes");
 	return 0;
 }

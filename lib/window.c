@@ -37,6 +37,15 @@
  * wait for the pacer, when W+ reaches max_window, or when a regular update
  * measured U >= U+. It never lowers W+; the regular updates go on.
  *
+ * Room (the same controllers, with cfg.pacing; any phase): a read-rate
+ * sample of the pacer (100 ms) that finds the link with room (the proxy
+ * read < 90 % of R, and the link counter's last sample < 90 % of U+ * C)
+ * and no flow waiting for the pacer, while requests wait and W >= W+,
+ * adds 1 to W+ (rs_window_room()). A round trip's bursts make a flow wait
+ * for the pacer on a link with room too, which ends slow start within the
+ * first second, and the regular updates alone then took tens of seconds
+ * to open the window.
+ *
  * U is measured on the link bytes: the proxied bytes plus the exceptive
  * bytes of the link counter (link.c; 0 with RS_LINK_PROXIED).
  */
@@ -136,6 +145,18 @@ void rs_slow_start_step(struct rs_sched *s)
 	s->Wmax = rs_window_clamp(s, s->Wmax + 1);
 	if (s->cfg.max_window >= 1 && s->Wmax >= s->cfg.max_window)
 		s->ss = false;
+}
+
+/* The pacer saw the link with room and no flow waiting for it: an
+ * adaptive window that holds requests back grows by one (at most one per
+ * read-rate sample, 10 per second, where slow start doubles); the next
+ * timer releases. */
+void rs_window_room(struct rs_sched *s)
+{
+	if (!adaptive(s) || s->waiting == 0 || (double)s->W < s->Wmax)
+		return;
+	s->Wmax = rs_window_clamp(s, s->Wmax + 1);
+	s->release_due = true;
 }
 
 /* Released request r, in the window, hands its slot on: it leaves the

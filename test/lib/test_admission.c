@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_admission.c - long transfers leave the window; slow start per
- * round of responses (both only with cfg.pacing). Link 1,000,000 bytes/s,
- * T = 1 s, U+ = 0.98, long_transfer = 65,536 (the default).
+ * round of responses; a link with room opens the window (all only with
+ * cfg.pacing). Link 1,000,000 bytes/s, T = 1 s, U+ = 0.98, long_transfer =
+ * 65,536 (the default).
  */
 #include "harness.h"
+
+#define MS (SEC / 1000)
 
 /* fixed window 1: the byte that makes r1 long releases r2 inside the byte
  * call; r1's end then leaves W alone. Through a flow as well. */
@@ -73,6 +76,62 @@ START_TEST(long_transfer_needs_pacing)
 	ck_assert_int_eq(rs_on_bytes(s, r1, 1000000, 1), 0);
 	ck_assert_int_eq(rec.n, 1);
 	ck_assert_uint_eq(gstats(s).long_transfers, 0);
+	rs_free(s);
+}
+END_TEST
+
+/* The bytes past long_transfer are the pacer's: they leave the service
+ * counter alone (the byte that crosses counts), so a class whose download
+ * the pacer serves is not held back at admission for it. Without pacing
+ * every byte counts (MSF-RS). msf, gold 4 : bronze 1, one user each. */
+START_TEST(long_transfer_leaves_service)
+{
+	struct rec rec = { 0 };
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_FIXED);
+	struct rs_sched *s;
+	rs_id g, b;
+	rs_flow f;
+
+	cfg.fixed_window = 100;
+	cfg.pacing = true;
+	s = rs_new(&cfg, rec_release, &rec);
+	ck_assert_int_eq(rs_class_add(s, "gold", 4), 0);
+	ck_assert_int_eq(rs_class_add(s, "bronze", 1), 1);
+	g = enq(s, 0, 1, 0, 0);
+	b = enq(s, 1, 2, 0, 0);
+	ck_assert_int_eq(rs_on_bytes(s, g, 4000, 1), 0);
+	ck_assert_int_eq(rs_on_bytes(s, b, 65535, 1), 0);
+	ck_assert_double_eq_tol(service(s, 0), 1000, 1e-9);
+	ck_assert_double_eq_tol(service(s, 1), 65535, 1e-9);
+	ck_assert_int_eq(rs_on_bytes(s, b, 1000, 2), 0);	/* crosses */
+	ck_assert_double_eq_tol(service(s, 1), 66535, 1e-9);
+	ck_assert_int_eq(rs_on_bytes(s, b, 1000000, 3), 0);
+	ck_assert_double_eq_tol(service(s, 1), 66535, 1e-9);
+	ck_assert_uint_eq(cstats(s, 1).bytes, 1066535);	/* still counted */
+	/* the same through a flow */
+	ck_assert_int_eq(rs_flow_open(s, b, 1, 2, NULL, 4, &f), 0);
+	ck_assert_int_eq(rs_flow_read(s, f, 500000, 5), 0);
+	ck_assert_double_eq_tol(service(s, 1), 66535, 1e-9);
+	/* a tunnel (a flow bound to no request) likewise: its first 65,536
+	 * bytes count, the rest do not; rs_on_foreign_bytes() has no flow:
+	 * all count */
+	ck_assert_int_eq(rs_flow_open(s, 0, 0, 1, NULL, 6, &f), 0);
+	ck_assert_int_eq(rs_flow_read(s, f, 60000, 7), 0);
+	ck_assert_double_eq_tol(service(s, 0), 1000 + 15000, 1e-9);
+	ck_assert_int_eq(rs_flow_read(s, f, 6000, 8), 0);	/* crosses */
+	ck_assert_double_eq_tol(service(s, 0), 1000 + 16500, 1e-9);
+	ck_assert_int_eq(rs_flow_read(s, f, 400000, 9), 0);
+	ck_assert_double_eq_tol(service(s, 0), 1000 + 16500, 1e-9);
+	ck_assert_int_eq(rs_on_foreign_bytes(s, 0, 1, 400000, 10), 0);
+	ck_assert_double_eq_tol(service(s, 0), 1000 + 16500 + 100000, 1e-9);
+	rs_free(s);
+
+	cfg.pacing = false;
+	s = rs_new(&cfg, rec_release, &rec);
+	ck_assert_int_eq(rs_class_add(s, "bronze", 1), 0);
+	b = enq(s, 0, 2, 0, 0);
+	ck_assert_int_eq(rs_on_bytes(s, b, 1000000, 1), 0);
+	ck_assert_double_eq_tol(service(s, 0), 1000000, 1e-9);
 	rs_free(s);
 }
 END_TEST
@@ -165,27 +224,98 @@ START_TEST(slow_start_ends_and_restarts)
 }
 END_TEST
 
-/* A flow that has to wait for the pacer ends the phase. */
-START_TEST(slow_start_ends_on_wait)
+/* wrc-mult with pacing (T = 10 s), one class, 100 requests queued at 0:
+ * one round of slow start (W+ 2), then a flow that has to wait for the
+ * pacer. */
+static struct rs_sched *slow_start_then_wait(struct rec *rec, int *done)
 {
-	struct rec rec = { 0 };
 	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_WRC_MULT);
 	struct rs_sched *s;
 	rs_flow f;
-	int done = 0;
 
 	cfg.pacing = true;
-	s = new_one_class(&cfg, &rec);
+	cfg.update_interval = 10 * SEC;		/* no regular update */
+	s = new_one_class(&cfg, rec);
 	enq_n(s, 100, 1, 0);
-	end_round(s, &rec, &done, 1000);
+	end_round(s, rec, done, 1000);
 	ck_assert_double_eq_tol(gstats(s).W_max, 2, 1e-12);
-	ck_assert_int_eq(rs_flow_open(s, rec.id[rec.n - 1], 0, 0, NULL, 1000,
+	ck_assert_int_eq(rs_flow_open(s, rec->id[rec->n - 1], 0, 0, NULL, 1000,
 				      &f), 0);
 	ck_assert_int_eq(rs_flow_allowance(s, f, 4900, 1000), 4900);
 	ck_assert_int_eq(rs_flow_allowance(s, f, 4900, 1000), 0);	/* waits */
 	ck_assert_int_eq(rs_flow_close(s, f, 1000), 0);
+	return s;
+}
+
+/* A flow that has to wait for the pacer ends the phase. */
+START_TEST(slow_start_ends_on_wait)
+{
+	struct rec rec = { 0 };
+	int done = 0;
+	struct rs_sched *s = slow_start_then_wait(&rec, &done);
+
 	end_round(s, &rec, &done, 2000);
 	ck_assert_double_eq_tol(gstats(s).W_max, 2, 1e-12);
+	rs_free(s);
+}
+END_TEST
+
+/* The pacer's timer at t, twice: one read-rate sample (the second call is
+ * at its time: no new one), then the release a grown window allows. */
+static void sample_at(struct rs_sched *s, rs_time_ns t)
+{
+	rs_on_timer(s, t);
+	rs_on_timer(s, t);
+}
+
+/* From the third 100-ms read-rate sample in a row that finds the link with
+ * room (the proxy read < 90 % of R = 980,000 B/s, i.e. 882,000, and the
+ * link counter's last sample, if any, < 90 % of U+ * C) and no flow
+ * waiting for the pacer, each sample adds one to W+ while the window holds
+ * requests back (after slow start too); the next timer releases. */
+START_TEST(room_opens_the_window)
+{
+	struct rec rec = { 0 };
+	int done = 0;
+	struct rs_sched *s = slow_start_then_wait(&rec, &done);
+	rs_flow f;
+
+	/* an open flow that does not wait (the pacer runs while one is open) */
+	ck_assert_int_eq(rs_flow_open(s, rec.id[rec.n - 1], 0, 0, NULL, 1000,
+				      &f), 0);
+	sample_at(s, 100 * MS);		/* 0 B/s since 0: room, 1st */
+	sample_at(s, 200 * MS);
+	ck_assert_double_eq_tol(gstats(s).W_max, 2, 1e-12);
+	sample_at(s, 300 * MS);		/* 3rd */
+	ck_assert_double_eq_tol(gstats(s).W_max, 3, 1e-12);
+	ck_assert_uint_eq(gstats(s).W, 3);
+	sample_at(s, 400 * MS);		/* 4th */
+	ck_assert_double_eq_tol(gstats(s).W_max, 4, 1e-12);
+	/* 98,000 bytes in 100 ms: 980,000 B/s, the link is full: the run ends */
+	ck_assert_int_eq(rs_on_foreign_bytes(s, 0, 1, 98000, 450 * MS), 0);
+	sample_at(s, 500 * MS);
+	/* nothing read, but the flow waits for the pacer at the sample */
+	ck_assert_int_eq(rs_flow_allowance(s, f, 4900, 550 * MS), 4900);
+	ck_assert_int_eq(rs_flow_allowance(s, f, 4900, 550 * MS), 0);
+	sample_at(s, 600 * MS);
+	ck_assert_int_eq(rs_flow_read(s, f, 0, 600 * MS), 0);
+	sample_at(s, 700 * MS);
+	sample_at(s, 800 * MS);
+	ck_assert_double_eq_tol(gstats(s).W_max, 4, 1e-12);
+	sample_at(s, 900 * MS);
+	ck_assert_double_eq_tol(gstats(s).W_max, 5, 1e-12);
+	/* a counter whose sample carried 50,000 bytes (47,820 of payload) in
+	 * 50 ms: 956,400 B/s >= 882,000 (90 % of U+ C), the link is full
+	 * whatever the proxy read; from its next sample, empty, room again */
+	ck_assert_int_eq(rs_set_link_source(s, RS_LINK_COUNTER, 900 * MS), 0);
+	ck_assert_int_eq(rs_on_link_bytes(s, 50000, 0, 950 * MS), 0);
+	sample_at(s, 1000 * MS);
+	ck_assert_int_eq(rs_on_link_bytes(s, 0, 0, 1050 * MS), 0);
+	sample_at(s, 1100 * MS);
+	sample_at(s, 1200 * MS);
+	ck_assert_double_eq_tol(gstats(s).W_max, 5, 1e-12);
+	sample_at(s, 1300 * MS);
+	ck_assert_double_eq_tol(gstats(s).W_max, 6, 1e-12);
 	rs_free(s);
 }
 END_TEST
@@ -197,10 +327,12 @@ Suite *suite_admission(void)
 
 	tcase_add_test(tc, long_transfer_frees_slot);
 	tcase_add_test(tc, long_transfer_needs_pacing);
+	tcase_add_test(tc, long_transfer_leaves_service);
 	tcase_add_test(tc, slow_start_doubles);
 	tcase_add_test(tc, slow_start_max_window);
 	tcase_add_test(tc, slow_start_ends_and_restarts);
 	tcase_add_test(tc, slow_start_ends_on_wait);
+	tcase_add_test(tc, room_opens_the_window);
 	suite_add_tcase(s, tc);
 	return s;
 }

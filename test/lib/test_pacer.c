@@ -326,11 +326,11 @@ START_TEST(clamp_numbers)
 }
 END_TEST
 
-/* While the link has room (the proxy read < 90 % of R over the pacer's
- * last 100-ms sample), a flow that reads more than its share gets a window
- * for what it reads: clamp = max(share's, 2 * rate * rtt), the rate over a
- * sample of >= its least rtt (a shorter one keeps the last rate); with the
- * link full, the share's. rfq, a 3 : b 1, R = 980,000 B/s. */
+/* A flow that reads more than its share gets a window for what it reads:
+ * clamp = max(share's, gain * rate * rtt), the rate over a sample of >= its
+ * least rtt (a shorter one keeps the last rate); gain 2 while the link has
+ * room (the proxy read < 90 % of R over the pacer's last 100-ms sample),
+ * 1 while it is full. rfq, a 3 : b 1, R = 980,000 B/s. */
 START_TEST(clamp_follows_the_read_rate)
 {
 	struct rec rec = { 0 };
@@ -357,10 +357,15 @@ START_TEST(clamp_follows_the_read_rate)
 	ck_assert_uint_eq(rs_flow_clamp(s, b1, 100 * MS), 196000);
 	ck_assert_uint_eq(gstats(s).window_bytes, 196000);
 	/* the pacer's sample at 500 ms: 196,000 bytes in 100 ms, the link is
-	 * full: b's share again, whatever b read */
+	 * full: b keeps what it reads, 98,000 in 100 ms, once (not twice) */
 	ck_assert_int_eq(rs_flow_read(s, b1, 98000, 500 * MS), 0);
+	ck_assert_uint_eq(rs_flow_clamp(s, b1, 100 * MS), 98000);
+	ck_assert_uint_eq(gstats(s).window_bytes, 98000);
+	/* still full at 600 ms (98,000 in 100 ms is R): 20,000 read, so
+	 * 20,000 kept, below b's share: the share's 49,000 */
+	ck_assert_int_eq(rs_flow_read(s, b1, 20000, 600 * MS), 0);
+	ck_assert_int_eq(rs_flow_read(s, a1, 78000, 600 * MS), 0);
 	ck_assert_uint_eq(rs_flow_clamp(s, b1, 100 * MS), 49000);
-	ck_assert_uint_eq(gstats(s).window_bytes, 49000);
 	rs_free(s);
 
 	/* the window spans the least RTT measured: rtt 0 (unknown: 100 ms) is
