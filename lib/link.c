@@ -36,6 +36,10 @@
  * falls slowly, since x is lumpy there: a sample in which the proxy read a
  * backlog lifts no high and reads 0.
  *
+ * link_full records that the last sample had no such room; the pacer
+ * reads it too (its link_has_room(): cross traffic that fills the link
+ * shows here before the exceptive rate, and so R, follows).
+ *
  * Invariants: exc_total only grows and only in RS_LINK_COUNTER; exc_rate
  * is 0 in RS_LINK_PROXIED. The bytes U sees are proxied + exceptive
  * (rs_u_bytes()): per sample max(link payload, proxied), so a counter that
