@@ -71,11 +71,12 @@
  *   flow can take what others leave; HOLD_GAIN times while the link is
  *   full, so it keeps what the pacer grants it but cannot grow on its own;
  *   floor 2 MSS, ceiling min(2 R rtt, CLAMP_MAX).
- * Admission: from the ROOM_RUN-th RATE_SPAN sample in a row with room and
- *   no flow waiting for the pacer on, each tells the window
- *   (rs_window_room()): more requests could use the link. The run filters
- *   the sample or two of room when cross traffic stops, which the flows'
- *   own windows fill within a few round trips.
+ * Admission: every ROOM_RUN RATE_SPAN samples in a row with room and no
+ *   flow waiting for the pacer tell the window (rs_window_room()): one
+ *   more request could use the link. The run filters the sample or two of
+ *   room when cross traffic stops, which the flows' own windows fill within
+ *   a few round trips, and leaves the counter (sampled every 250 ms) time
+ *   to show what the last request added before the next.
  *
  * Flow handles are (generation << 32) | (slot + 1), like rs_id.
  */
@@ -94,7 +95,7 @@
 #define SHARE_DEPTH (RS_NSEC_PER_SEC / 50)	/* kept shares: 20 ms of S_a */
 #define RATE_SPAN (RS_NSEC_PER_SEC / 10)	/* the proxy's read-rate sample */
 #define AT_RATE 0.9		/* read at >= this part of R: the link is full */
-#define ROOM_RUN 3		/* samples in a row with room open the window */
+#define ROOM_RUN 3		/* samples in a row with room: W+ + 1 */
 #define GROW_GAIN 2.0		/* link has room: a window may double per RTT */
 #define HOLD_GAIN 1.0		/* link full: a window keeps what it reads */
 
@@ -575,9 +576,9 @@ static bool link_has_room(const struct rs_sched *s)
 	return s->pc.read.rate < AT_RATE * rs_full_rate(s) && !s->link_full;
 }
 
-/* Refill, sample the proxy's read rate (from the ROOM_RUN-th sample in a
- * row with room and no flow waiting on, each opens the admission window
- * by one), and reclaim the grants nobody came back for within 1 s. */
+/* Refill, sample the proxy's read rate (every ROOM_RUN samples in a row
+ * with room and no flow waiting open the admission window by one), and
+ * reclaim the grants nobody came back for within 1 s. */
 static void pacer_advance(struct rs_sched *s, rs_time_ns now)
 {
 	struct rs_pacer *p = &s->pc;
@@ -588,8 +589,11 @@ static void pacer_advance(struct rs_sched *s, rs_time_ns now)
 	if (p->read.t != sampled) {
 		p->room_run = p->waiting == 0 && link_has_room(s) ?
 			      p->room_run + 1 : 0;
-		if (p->room_run >= ROOM_RUN)
+		if (p->room_run >= ROOM_RUN) {
 			rs_window_room(s);
+			p->room_run = 0;	/* one per run: the next
+						 * shows what this one did */
+		}
 	}
 	recent_expire(s, now);
 	while (p->gr_head != RS_NIL) {

@@ -37,14 +37,14 @@
  * wait for the pacer, when W+ reaches max_window, or when a regular update
  * measured U >= U+. It never lowers W+; the regular updates go on.
  *
- * Room (the same controllers, with cfg.pacing; any phase): a read-rate
- * sample of the pacer (100 ms) that finds the link with room (the proxy
- * read < 90 % of R, and the link counter's last sample < 90 % of U+ * C)
- * and no flow waiting for the pacer, while requests wait and W >= W+,
- * adds 1 to W+ (rs_window_room()). A round trip's bursts make a flow wait
- * for the pacer on a link with room too, which ends slow start within the
- * first second, and the regular updates alone then took tens of seconds
- * to open the window.
+ * Room (the same controllers, with cfg.pacing; after slow start): every
+ * three read-rate samples of the pacer (100 ms) in a row that find the
+ * link with room (the proxy read < 90 % of R, and the link counter's last
+ * sample < 90 % of U+ * C) and no flow waiting for the pacer, while
+ * requests wait and W >= W+, add 1 to W+ (rs_window_room()). A round trip's bursts make
+ * a flow wait for the pacer on a link with room too, which ends slow start
+ * within the first second, and the regular updates alone then took tens
+ * of seconds to open the window.
  *
  * U is measured on the link bytes: the proxied bytes plus the exceptive
  * bytes of the link counter (link.c; 0 with RS_LINK_PROXIED).
@@ -147,14 +147,14 @@ void rs_slow_start_step(struct rs_sched *s)
 		s->ss = false;
 }
 
-/* The pacer saw the link with room and no flow waiting for it: an
- * adaptive window that holds requests back grows by one (at most one per
- * read-rate sample, 10 per second, where slow start doubles); the next
- * timer releases. */
+/* The pacer saw the link with room and no flow waiting for it for 300 ms:
+ * after slow start, an adaptive window that holds requests back grows by
+ * one (at most 10 per 3 s); the next timer releases. */
 void rs_window_room(struct rs_sched *s)
 {
-	if (!adaptive(s) || s->waiting == 0 || (double)s->W < s->Wmax)
-		return;
+	if (!adaptive(s) || s->ss || s->waiting == 0 ||
+	    (double)s->W < s->Wmax)
+		return;		/* slow start grows it faster */
 	s->Wmax = rs_window_clamp(s, s->Wmax + 1);
 	s->release_due = true;
 }

@@ -268,11 +268,11 @@ static void sample_at(struct rs_sched *s, rs_time_ns t)
 	rs_on_timer(s, t);
 }
 
-/* From the third 100-ms read-rate sample in a row that finds the link with
+/* Every three 100-ms read-rate samples in a row that find the link with
  * room (the proxy read < 90 % of R = 980,000 B/s, i.e. 882,000, and the
  * link counter's last sample, if any, < 90 % of U+ * C) and no flow
- * waiting for the pacer, each sample adds one to W+ while the window holds
- * requests back (after slow start too); the next timer releases. */
+ * waiting for the pacer add one to W+ while the window holds requests back
+ * (after slow start too); the next timer releases. */
 START_TEST(room_opens_the_window)
 {
 	struct rec rec = { 0 };
@@ -286,35 +286,38 @@ START_TEST(room_opens_the_window)
 	sample_at(s, 100 * MS);		/* 0 B/s since 0: room, 1st */
 	sample_at(s, 200 * MS);
 	ck_assert_double_eq_tol(gstats(s).W_max, 2, 1e-12);
-	sample_at(s, 300 * MS);		/* 3rd */
+	sample_at(s, 300 * MS);		/* 3rd: + 1, a new run */
 	ck_assert_double_eq_tol(gstats(s).W_max, 3, 1e-12);
 	ck_assert_uint_eq(gstats(s).W, 3);
-	sample_at(s, 400 * MS);		/* 4th */
+	sample_at(s, 400 * MS);
+	sample_at(s, 500 * MS);
+	ck_assert_double_eq_tol(gstats(s).W_max, 3, 1e-12);
+	sample_at(s, 600 * MS);
 	ck_assert_double_eq_tol(gstats(s).W_max, 4, 1e-12);
 	/* 98,000 bytes in 100 ms: 980,000 B/s, the link is full: the run ends */
-	ck_assert_int_eq(rs_on_foreign_bytes(s, 0, 1, 98000, 450 * MS), 0);
-	sample_at(s, 500 * MS);
-	/* nothing read, but the flow waits for the pacer at the sample */
-	ck_assert_int_eq(rs_flow_allowance(s, f, 4900, 550 * MS), 4900);
-	ck_assert_int_eq(rs_flow_allowance(s, f, 4900, 550 * MS), 0);
-	sample_at(s, 600 * MS);
-	ck_assert_int_eq(rs_flow_read(s, f, 0, 600 * MS), 0);
+	ck_assert_int_eq(rs_on_foreign_bytes(s, 0, 1, 98000, 650 * MS), 0);
 	sample_at(s, 700 * MS);
+	/* nothing read, but the flow waits for the pacer at the sample */
+	ck_assert_int_eq(rs_flow_allowance(s, f, 4900, 750 * MS), 4900);
+	ck_assert_int_eq(rs_flow_allowance(s, f, 4900, 750 * MS), 0);
 	sample_at(s, 800 * MS);
-	ck_assert_double_eq_tol(gstats(s).W_max, 4, 1e-12);
+	ck_assert_int_eq(rs_flow_read(s, f, 0, 800 * MS), 0);
 	sample_at(s, 900 * MS);
+	sample_at(s, 1000 * MS);
+	ck_assert_double_eq_tol(gstats(s).W_max, 4, 1e-12);
+	sample_at(s, 1100 * MS);
 	ck_assert_double_eq_tol(gstats(s).W_max, 5, 1e-12);
 	/* a counter whose sample carried 50,000 bytes (47,820 of payload) in
 	 * 50 ms: 956,400 B/s >= 882,000 (90 % of U+ C), the link is full
 	 * whatever the proxy read; from its next sample, empty, room again */
-	ck_assert_int_eq(rs_set_link_source(s, RS_LINK_COUNTER, 900 * MS), 0);
-	ck_assert_int_eq(rs_on_link_bytes(s, 50000, 0, 950 * MS), 0);
-	sample_at(s, 1000 * MS);
-	ck_assert_int_eq(rs_on_link_bytes(s, 0, 0, 1050 * MS), 0);
-	sample_at(s, 1100 * MS);
+	ck_assert_int_eq(rs_set_link_source(s, RS_LINK_COUNTER, 1100 * MS), 0);
+	ck_assert_int_eq(rs_on_link_bytes(s, 50000, 0, 1150 * MS), 0);
 	sample_at(s, 1200 * MS);
-	ck_assert_double_eq_tol(gstats(s).W_max, 5, 1e-12);
+	ck_assert_int_eq(rs_on_link_bytes(s, 0, 0, 1250 * MS), 0);
 	sample_at(s, 1300 * MS);
+	sample_at(s, 1400 * MS);
+	ck_assert_double_eq_tol(gstats(s).W_max, 5, 1e-12);
+	sample_at(s, 1500 * MS);
 	ck_assert_double_eq_tol(gstats(s).W_max, 6, 1e-12);
 	rs_free(s);
 }
