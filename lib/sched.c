@@ -656,6 +656,8 @@ void rs_on_timer(struct rs_sched *s, rs_time_ns now)
 	rs_users_expire(s, now);
 	rs_try_release(s, now);
 	rs_pacer_timer(s, now);
+	if (s->release_due)	/* the pacer's sample opened the window */
+		rs_try_release(s, now);
 	rs_check(s, "rs_on_timer");
 }
 
