@@ -896,17 +896,23 @@ static inline void rs_sc_add_bytes(struct rs_sched *s, uint32_t c, uint64_t n)
 	}
 }
 
-/* Bytes of class cls (user: entry index or RS_NIL): class and global
- * counters, service counter (sc of the n bytes), sff recent service. */
+/* n bytes of class cls (user: entry index or RS_NIL) read after `before`
+ * bytes of the same response or flow: class and global counters, service
+ * counter, sff recent service. The bytes a response or flow reads once it
+ * has long_transfer bytes are the pacer's to share, not the admission's:
+ * they do not count in the service counter, so a class is not made to
+ * wait for its next start because the pacer gave its downloads their
+ * bytes (without pacing lt_thresh is UINT64_MAX: all count, as MSF-RS). */
 static inline void rs_account_bytes(struct rs_sched *s, uint32_t cls,
-				    uint32_t user, uint64_t n, uint64_t sc,
+				    uint32_t user, uint64_t n, uint64_t before,
 				    rs_time_ns now)
 {
 	struct rs_class *k = &s->cls[cls];
 
 	k->bytes = rs_sat_add(k->bytes, n);
 	s->bytes = rs_sat_add(s->bytes, n);
-	rs_sc_add_bytes(s, cls, sc);
+	if (before < s->lt_thresh)
+		rs_sc_add_bytes(s, cls, n);
 	if (user != RS_NIL && s->cfg.sff) {
 		struct rs_user *u = &s->users.ent[user];
 
@@ -920,19 +926,14 @@ static inline void rs_account_bytes(struct rs_sched *s, uint32_t cls,
 }
 
 /* Response bytes of released request r, counted (calls nothing);
- * returns the request's byte count. The bytes a response reads once it
- * has long_transfer bytes are the pacer's to share, not the admission's:
- * they do not count in the service counter, so a class is not made to
- * wait for its next start because the pacer gave its downloads their
- * bytes (without pacing lt_thresh is UINT64_MAX: all count, as MSF-RS). */
+ * returns the request's byte count. */
 static inline uint64_t rs_req_count(struct rs_sched *s, uint32_t r,
 				    uint64_t n, rs_time_ns now)
 {
 	struct rs_req *q = &s->req[r];
 	uint64_t b = rs_sat_add(q->bytes, n);
 
-	rs_account_bytes(s, q->cls, q->user, n,
-			 q->bytes < s->lt_thresh ? n : 0, now);
+	rs_account_bytes(s, q->cls, q->user, n, q->bytes, now);
 	q->bytes = b;
 	return b;
 }
@@ -947,15 +948,14 @@ static inline void rs_req_bytes(struct rs_sched *s, uint32_t r, uint64_t n,
 }
 
 /* Foreign bytes of (cls, user key), read by a flow (a tunnel) after its
- * first `before` bytes (0 without a flow): past long_transfer they are
- * the pacer's, as a response's (rs_req_count()). */
+ * first `before` bytes (0 without a flow). */
 static inline void rs_foreign_bytes(struct rs_sched *s, uint32_t cls,
 				    uint64_t user, uint64_t n, uint64_t before,
 				    rs_time_ns now)
 {
 	s->cls[cls].foreign_bytes = rs_sat_add(s->cls[cls].foreign_bytes, n);
 	rs_account_bytes(s, cls, rs_users_find(&s->users, cls, user), n,
-			 before < s->lt_thresh ? n : 0, now);
+			 before, now);
 }
 
 /* misc.c: FNV-1a 64 continued from h (rs_hash() is it from the basis,

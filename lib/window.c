@@ -41,10 +41,10 @@
  * three read-rate samples of the pacer (100 ms) in a row that find the
  * link with room (the proxy read < 90 % of R, and the link counter's last
  * sample < 90 % of U+ * C) and no flow waiting for the pacer, while
- * requests wait and W >= W+, add 1 to W+ (rs_window_room()). A round trip's bursts make
- * a flow wait for the pacer on a link with room too, which ends slow start
- * within the first second, and the regular updates alone then took tens
- * of seconds to open the window.
+ * requests wait and W >= W+, add 1 to W+ (rs_window_room()). A round
+ * trip's bursts make a flow wait for the pacer on a link with room too,
+ * which ends slow start within the first second, and the regular updates
+ * alone then took tens of seconds to open the window.
  *
  * U is measured on the link bytes: the proxied bytes plus the exceptive
  * bytes of the link counter (link.c; 0 with RS_LINK_PROXIED).

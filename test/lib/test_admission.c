@@ -272,7 +272,7 @@ static void sample_at(struct rs_sched *s, rs_time_ns t)
  * room (the proxy read < 90 % of R = 980,000 B/s, i.e. 882,000, and the
  * link counter's last sample, if any, < 90 % of U+ * C) and no flow
  * waiting for the pacer add one to W+ while the window holds requests back
- * (after slow start too); the next timer releases. */
+ * (after slow start, which ended here); the next timer releases. */
 START_TEST(room_opens_the_window)
 {
 	struct rec rec = { 0 };
