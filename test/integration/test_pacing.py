@@ -342,6 +342,38 @@ def test_receive_buffer_is_bounded_while_paced(squid_factory):
         srv.stop()
 
 
+def test_kept_connection_keeps_its_window(squid_factory):
+    """Thirty 20 KB responses one after the other on one kept server
+    connection: the clamp the first response set stays in force, so the
+    responses after it open their flows without a system call (patch 47:
+    each set is a debug line; before, every response set it once), and the
+    window Squid last advertised to the server is still about that clamp."""
+    if subprocess.run(["ss", "-V"], capture_output=True).returncode != 0:
+        pytest.skip("no ss")
+    srv = SmallMssOrigin(20_000, keep_alive=True)
+    try:
+        acls = f"acl gold_src src {GOLD_SRC}\nacl bronze_src src {BRONZE_SRC}\n"
+        sq = squid_factory(acls=acls, extra="debug_options ALL,1 94,5\n",
+                           sched=sched_conf(window="fixed 4", classes=(("gold", 3), ("bronze", 1)),
+                                            access=(("gold", "allow gold_src"),
+                                                    ("bronze", "allow bronze_src")),
+                                            link="16 Mbit", more="request_sched_pacing on\n"))
+        for i in range(30):
+            r = http_get(sq.port, srv.url(f"/pace-b/kept/{i}"), src=GOLD_SRC)
+            assert r.ok and r.body_len == 20_000, r
+        log = sq.cache_log()
+        flows = len(re.findall(r"flow \d+ on .* for request", log))
+        sets = [int(m.group(1)) for m in re.finditer(r"TCP_WINDOW_CLAMP \d+ -> (\d+)", log)]
+        wins = srv.snd_wnd()
+        print(f"{flows} flows, {len(sets)} clamps set {sets}, server snd_wnd {wins}")
+        assert flows >= 30 and len(srv.squid_sockets()) == 1, (flows, srv.squid_sockets())
+        assert 1 <= len(sets) <= 5, sets
+        assert len(wins) == 1 and 0 < wins[0] <= sets[-1] * 1.25 + 2 * 1448, (wins, sets)
+        balanced_and_closed(sq)
+    finally:
+        srv.stop()
+
+
 # --------------------------------------------------------------------------
 # (c) byte shares follow the weights; the total is U+ * C
 # --------------------------------------------------------------------------
