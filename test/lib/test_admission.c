@@ -268,6 +268,36 @@ static void sample_at(struct rs_sched *s, rs_time_ns t)
 	rs_on_timer(s, t);
 }
 
+/* Room does not open the window during slow start, which doubles it per
+ * round of responses itself: six samples with room and no flow waiting
+ * leave W+ at 1 (room on top of slow start overshot: W+ 6.6 four seconds
+ * into the integration test test_cross_traffic_holds_the_window); the
+ * round's end still doubles it. */
+START_TEST(room_waits_for_slow_start)
+{
+	struct rec rec = { 0 };
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_WRC_MULT);
+	struct rs_sched *s;
+	int done = 0, k;
+	rs_flow f;
+
+	cfg.pacing = true;
+	cfg.update_interval = 10 * SEC;		/* no regular update */
+	s = new_one_class(&cfg, &rec);
+	enq_n(s, 100, 1, 0);
+	ck_assert_int_eq(rec.n, 1);
+	ck_assert_int_eq(rs_flow_open(s, rec.id[0], 0, 0, NULL, 1000, &f), 0);
+	for (k = 1; k <= 6; k++)
+		sample_at(s, (rs_time_ns)k * 100 * MS);
+	ck_assert_double_eq_tol(gstats(s).W_max, 1, 1e-12);
+	ck_assert_uint_eq(gstats(s).W, 1);
+	ck_assert_int_eq(rs_flow_close(s, f, 650 * MS), 0);
+	end_round(s, &rec, &done, 700 * MS);
+	ck_assert_double_eq_tol(gstats(s).W_max, 2, 1e-12);
+	rs_free(s);
+}
+END_TEST
+
 /* Every three 100-ms read-rate samples in a row that find the link with
  * room (the proxy read < 90 % of R = 980,000 B/s, i.e. 882,000, and the
  * link counter's last sample, if any, < 90 % of U+ * C) and no flow
@@ -335,6 +365,7 @@ Suite *suite_admission(void)
 	tcase_add_test(tc, slow_start_max_window);
 	tcase_add_test(tc, slow_start_ends_and_restarts);
 	tcase_add_test(tc, slow_start_ends_on_wait);
+	tcase_add_test(tc, room_waits_for_slow_start);
 	tcase_add_test(tc, room_opens_the_window);
 	suite_add_tcase(s, tc);
 	return s;
