@@ -189,6 +189,13 @@ struct rs_cres {
 	uint32_t hpos_drf;	/* drf: position in s->drf (nq > 0) */
 };
 
+/* A rate sampled over spans of at least a given length (pacer.c). */
+struct rs_rate {
+	uint64_t mark;
+	rs_time_ns t;
+	double rate;
+};
+
 struct rs_class {
 	/* hot: touched by every byte event (first cache line) */
 	uint64_t bytes;		/* scheduled + foreign */
@@ -225,6 +232,8 @@ struct rs_class {
 	uint64_t released, cancelled, ended, aborted, expired, rejected;
 	uint64_t bytes_at_tick;
 	double throughput_bps;
+	struct rs_rate rd;	/* bytes per second: admission by share
+				 * (pacer.c), sampled while it may apply */
 #ifdef RS_DEBUG
 	double dbg_sc;		/* check.c: SC at the previous check */
 	uint32_t dbg_epoch;
@@ -291,12 +300,6 @@ enum rs_flow_state {
 /* The rate of a cumulative byte count over samples of at least a span
  * (pacer.c's rate_take()): the count was mark at t; rate is the last
  * whole sample's, bytes/s. */
-struct rs_rate {
-	uint64_t mark;
-	rs_time_ns t;
-	double rate;
-};
-
 struct rs_flow_ent {
 	void *cookie;
 	rs_id req;		/* bound request (0: unbound) */
@@ -711,7 +714,9 @@ void rs_tick(struct rs_sched *s, rs_time_ns now);
 void rs_long_check(struct rs_sched *s, uint32_t r, rs_time_ns now);
 void rs_window_hand_on(struct rs_sched *s, uint32_t r, rs_time_ns now);
 void rs_slow_start_step(struct rs_sched *s);
+bool rs_window_holds_back(const struct rs_sched *s);
 void rs_window_room(struct rs_sched *s);	/* the pacer saw room */
+void rs_window_share(struct rs_sched *s);	/* a class below its share */
 void rs_window_params(struct rs_sched *s);	/* after cfg changes */
 
 /* slotage.c: the window list of released requests, oldest first, and

@@ -77,6 +77,18 @@
  *   room when cross traffic stops, which the flows' own windows fill within
  *   a few round trips, and leaves the counter (sampled every 250 ms) time
  *   to show what the last request added before the next.
+ *   Admission by share: a sample in which the pacer limits (the proxy read
+ *   at >= AT_RATE of R and flows wait for it: pacer_limits()) and a class
+ *   with requests queued at admission read below AT_RATE of its share of
+ *   R (class_share(): R * w_c * accounts_c / wsum) tells the window too
+ *   (rs_window_share()): the pacer will take the new request's bytes from
+ *   the classes above their share. When the pacer does not limit, the
+ *   shares are set at the ISP's queue, where more flows of a class would
+ *   win it more than its weight, so nothing opens then; nor when the open
+ *   flows' least windows (2 MSS each) and a new one's would hold more than
+ *   R carries over the least RTT of the open flows plus QUEUE_ROOM
+ *   (flow_fits(), at U+ 0.98: up to 20 open flows at 10 Mbit/s and a
+ *   30-ms RTT; none at 2 Mbit/s without delay).
  *
  * Flow handles are (generation << 32) | (slot + 1), like rs_id.
  */
@@ -98,6 +110,8 @@
 #define ROOM_RUN 3		/* samples in a row with room: W+ + 1 */
 #define GROW_GAIN 2.0		/* link has room: a window may double per RTT */
 #define HOLD_GAIN 1.0		/* link full: a window keeps what it reads */
+#define QUEUE_ROOM (RS_NSEC_PER_SEC / 50)	/* admission by share: the ISP
+						 * queue the floors may build */
 
 /* The present accounts of class k lend their shares to its backlogged ones. */
 static double lend(const struct rs_class *k)
@@ -576,9 +590,88 @@ static bool link_has_room(const struct rs_sched *s)
 	return s->pc.read.rate < AT_RATE * rs_full_rate(s) && !s->link_full;
 }
 
-/* Refill, sample the proxy's read rate (every ROOM_RUN samples in a row
- * with room and no flow waiting open the admission window by one), and
- * reclaim the grants nobody came back for within 1 s. */
+/* The proxy read at R in the last sample and flows wait for the pacer:
+ * R, not the ISP's queue, sets what each class gets, so a class below its
+ * share has others above theirs for the pacer to take from. */
+static bool pacer_limits(const struct rs_sched *s)
+{
+	return s->pc.waiting && s->pc.read.rate >= AT_RATE * rs_full_rate(s);
+}
+
+/* Class k's share of R: its accounts' weights among those of every
+ * account with open flows; a class with none counts one (its queued
+ * request would open it). */
+static double class_share(const struct rs_sched *s, const struct rs_class *k)
+{
+	double n = k->naccts ? (double)k->naccts : 1;
+	double wsum = s->pc.wsum + (k->naccts ? 0 : k->weight);
+
+	return rs_full_rate(s) * k->weight * n / wsum;
+}
+
+/* The least RTT rs_flow_clamp() was given for any open flow (0: none). */
+static rs_time_ns least_rtt(const struct rs_pacer *p)
+{
+	rs_time_ns least = 0;
+	uint32_t i;
+
+	for (i = 0; i < p->nfl; i++)
+		if (p->fl[i].state != RS_FL_FREE && p->fl[i].rtt_min &&
+		    (!least || p->fl[i].rtt_min < least))
+			least = p->fl[i].rtt_min;
+	return least;
+}
+
+/* One more flow fits: the least windows of the open flows and of a new
+ * one (2 MSS each) stay within what R carries over the least RTT plus
+ * QUEUE_ROOM. Beyond that their floors alone queue at the ISP, where the
+ * class with more flows wins more than its weight. */
+static bool flow_fits(const struct rs_sched *s)
+{
+	double hold = rs_full_rate(s) *
+		      (double)(least_rtt(&s->pc) + QUEUE_ROOM) / RS_NSEC_PER_SEC;
+
+	return (double)(s->pc.open + 1) * 2 * MSS <= hold;
+}
+
+/* Some class with requests queued at admission read below AT_RATE of its
+ * share of R in its last sample. A class's rate is sampled only here, so
+ * its first sample after a while spans that while. */
+static bool queued_class_below_share(struct rs_sched *s, rs_time_ns now)
+{
+	uint32_t c;
+
+	for (c = 0; c < s->ncls; c++) {
+		struct rs_class *k = &s->cls[c];
+
+		if (k->nq && rate_take(&k->rd, k->bytes, now, RATE_SPAN) <
+			     AT_RATE * class_share(s, k))
+			return true;
+	}
+	return false;
+}
+
+/* A new read-rate sample: every ROOM_RUN in a row with room and no flow
+ * waiting open the admission window by one (room); one in which the pacer
+ * limits while a class with queued requests reads below its share and one
+ * more flow fits does too (share). One opening per sample at most. */
+static void pacer_sampled(struct rs_sched *s, rs_time_ns now)
+{
+	struct rs_pacer *p = &s->pc;
+
+	p->room_run = p->waiting == 0 && link_has_room(s) ? p->room_run + 1 : 0;
+	if (p->room_run >= ROOM_RUN) {
+		rs_window_room(s);
+		p->room_run = 0;	/* one per run: the next shows what
+					 * this one did */
+	} else if (pacer_limits(s) && rs_window_holds_back(s) &&
+		   flow_fits(s) && queued_class_below_share(s, now)) {
+		rs_window_share(s);
+	}
+}
+
+/* Refill, sample the proxy's read rate (pacer_sampled()), and reclaim the
+ * grants nobody came back for within 1 s. */
 static void pacer_advance(struct rs_sched *s, rs_time_ns now)
 {
 	struct rs_pacer *p = &s->pc;
@@ -586,15 +679,8 @@ static void pacer_advance(struct rs_sched *s, rs_time_ns now)
 
 	rs_pacer_refill(s, now);
 	rate_take(&p->read, s->bytes, now, RATE_SPAN);
-	if (p->read.t != sampled) {
-		p->room_run = p->waiting == 0 && link_has_room(s) ?
-			      p->room_run + 1 : 0;
-		if (p->room_run >= ROOM_RUN) {
-			rs_window_room(s);
-			p->room_run = 0;	/* one per run: the next
-						 * shows what this one did */
-		}
-	}
+	if (p->read.t != sampled)
+		pacer_sampled(s, now);
 	recent_expire(s, now);
 	while (p->gr_head != RS_NIL) {
 		uint32_t f = p->gr_head;

@@ -46,6 +46,15 @@
  * which ends slow start within the first second, and the regular updates
  * alone then took tens of seconds to open the window.
  *
+ * Share (the same controllers, with cfg.pacing, slow start or not): a
+ * sample of the pacer in which it limits (the proxy read at 90 % of R and
+ * flows wait for it) and a class with queued requests read below 90 % of
+ * its share of R adds 1 to W+ while requests wait and W >= W+ and one more
+ * flow's least window fits in flight (rs_window_share(); the conditions
+ * are pacer.c's). A full link shows no room, so without it the
+ * requests of a class whose servers are slow wait behind the window while
+ * the downloads of another take the bytes they would have read.
+ *
  * U is measured on the link bytes: the proxied bytes plus the exceptive
  * bytes of the link counter (link.c; 0 with RS_LINK_PROXIED).
  */
@@ -147,16 +156,38 @@ void rs_slow_start_step(struct rs_sched *s)
 		s->ss = false;
 }
 
-/* The pacer saw the link with room and no flow waiting for it for 300 ms:
- * after slow start, an adaptive window that holds requests back grows by
- * one (at most 10 per 3 s); the next timer releases. */
-void rs_window_room(struct rs_sched *s)
+/* An adaptive window holds requests back (W >= W+ while some wait): the
+ * only state in which the pacer's signals below may open it. */
+bool rs_window_holds_back(const struct rs_sched *s)
 {
-	if (!adaptive(s) || s->ss || s->waiting == 0 ||
-	    (double)s->W < s->Wmax)
-		return;		/* slow start grows it faster */
+	return adaptive(s) && s->waiting > 0 && (double)s->W >= s->Wmax;
+}
+
+/* One more slot; the next timer releases it. */
+static void window_grow(struct rs_sched *s)
+{
 	s->Wmax = rs_window_clamp(s, s->Wmax + 1);
 	s->release_due = true;
+}
+
+/* The pacer saw the link with room and no flow waiting for it for 300 ms:
+ * after slow start, a window that holds requests back grows by one (at
+ * most 10 per 3 s). */
+void rs_window_room(struct rs_sched *s)
+{
+	if (rs_window_holds_back(s) && !s->ss)	/* slow start grows faster */
+		window_grow(s);
+}
+
+/* Admission by share: the pacer holds flows back (the link is full at R)
+ * while a class with queued requests reads below its share of R (pacer.c
+ * decides, at most once per 100-ms sample): a window that holds requests
+ * back grows by one, so the policy's next request starts and its bytes
+ * come out of the classes above their share, not out of the link. */
+void rs_window_share(struct rs_sched *s)
+{
+	if (rs_window_holds_back(s))
+		window_grow(s);
 }
 
 /* Released request r, in the window, hands its slot on: it leaves the

@@ -298,6 +298,88 @@ START_TEST(room_waits_for_slow_start)
 }
 END_TEST
 
+/* Class 0's tunnel reads 98,000 bytes before t (980,000 B/s over a
+ * 100-ms sample: R, the link is full) and then waits for the pacer, its
+ * tokens spent. */
+static void tunnel_fills_the_link(struct rs_sched *s, rs_flow f, rs_time_ns t)
+{
+	ck_assert_int_eq(rs_flow_read(s, f, 98000, t - 50 * MS), 0);
+	ck_assert_int_eq(rs_flow_allowance(s, f, 4900, t - 50 * MS), 0);
+}
+
+/* Admission by share: bulk (weight 1) fills the link through a tunnel
+ * while inter (weight 4) has one response outstanding (W = W+ = 1, slow
+ * start on: no end) and two requests queued. Inter's share of R is
+ * 980,000 * 4 / (1 + 4) = 784,000 B/s (no account yet: it counts one). A
+ * sample in which the pacer limits (the proxy read >= 90 % of R and a flow
+ * waits) and inter read < 90 % of that share adds one to W+ and releases;
+ * a sample in which inter read its share, or the pacer did not limit,
+ * does not; nothing queued, nothing opens; nor when one more flow's least
+ * window (2 MSS) would not fit in what R carries over the least RTT of
+ * the open flows plus 20 ms. */
+START_TEST(share_opens_the_window)
+{
+	struct rec rec = { 0 };
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_WRC_MULT);
+	struct rs_sched *s;
+	rs_flow f, more[6];
+	int k;
+
+	cfg.pacing = true;
+	cfg.update_interval = 10 * SEC;		/* no regular update */
+	s = rs_new(&cfg, rec_release, &rec);
+	ck_assert_int_eq(rs_class_add(s, "bulk", 1), 0);
+	ck_assert_int_eq(rs_class_add(s, "inter", 4), 1);
+	enq(s, 1, 2, 0, 0);
+	enq(s, 1, 2, 0, 0);
+	enq(s, 1, 2, 0, 0);
+	ck_assert_int_eq(rec.n, 1);
+	ck_assert_int_eq(rs_flow_open(s, 0, 0, 1, NULL, 0, &f), 0);
+	/* the link full, but no flow waits: the pacer does not limit */
+	ck_assert_int_eq(rs_flow_read(s, f, 98000, 50 * MS), 0);
+	sample_at(s, 100 * MS);
+	ck_assert_double_eq_tol(gstats(s).W_max, 1, 1e-12);
+	/* the pacer limits; inter read nothing: + 1, released */
+	tunnel_fills_the_link(s, f, 200 * MS);
+	sample_at(s, 200 * MS);
+	ck_assert_double_eq_tol(gstats(s).W_max, 2, 1e-12);
+	ck_assert_int_eq(rec.n, 2);
+	/* inter read 80,000 bytes in the sample: 800,000 B/s, its share */
+	ck_assert_int_eq(rs_on_foreign_bytes(s, 1, 2, 80000, 250 * MS), 0);
+	tunnel_fills_the_link(s, f, 300 * MS);
+	sample_at(s, 300 * MS);
+	ck_assert_double_eq_tol(gstats(s).W_max, 2, 1e-12);
+	/* below its share again: + 1, the last request released */
+	tunnel_fills_the_link(s, f, 400 * MS);
+	sample_at(s, 400 * MS);
+	ck_assert_double_eq_tol(gstats(s).W_max, 3, 1e-12);
+	ck_assert_int_eq(rec.n, 3);
+	/* nothing queued */
+	tunnel_fills_the_link(s, f, 500 * MS);
+	sample_at(s, 500 * MS);
+	ck_assert_double_eq_tol(gstats(s).W_max, 3, 1e-12);
+	/* one queued, but 7 flows open: 8 floors of 2,896 bytes are more than
+	 * R carries in 0 + 20 ms (19,600 bytes) */
+	enq(s, 1, 2, 0, 500 * MS);
+	for (k = 0; k < 6; k++)
+		ck_assert_int_eq(rs_flow_open(s, 0, 0, 1, NULL, 500 * MS,
+					      &more[k]), 0);
+	tunnel_fills_the_link(s, f, 600 * MS);
+	sample_at(s, 600 * MS);
+	ck_assert_double_eq_tol(gstats(s).W_max, 3, 1e-12);
+	/* an RTT of 10 ms measured: 29,400 bytes hold them */
+	ck_assert_uint_gt(rs_flow_clamp(s, f, 10 * MS), 0);
+	tunnel_fills_the_link(s, f, 700 * MS);
+	sample_at(s, 700 * MS);
+	ck_assert_double_eq_tol(gstats(s).W_max, 4, 1e-12);
+	ck_assert_int_eq(rec.n, 4);
+	for (k = 0; k < 6; k++)
+		ck_assert_int_eq(rs_flow_close(s, more[k], 700 * MS), 0);
+	ck_assert_int_eq(rs_flow_close(s, f, 700 * MS), 0);
+	rs_free(s);
+}
+END_TEST
+
 /* Every three 100-ms read-rate samples in a row that find the link with
  * room (the proxy read < 90 % of R = 980,000 B/s, i.e. 882,000, and the
  * link counter's last sample, if any, < 90 % of U+ * C) and no flow
@@ -367,6 +449,7 @@ Suite *suite_admission(void)
 	tcase_add_test(tc, slow_start_ends_on_wait);
 	tcase_add_test(tc, room_waits_for_slow_start);
 	tcase_add_test(tc, room_opens_the_window);
+	tcase_add_test(tc, share_opens_the_window);
 	suite_add_tcase(s, tc);
 	return s;
 }
