@@ -300,11 +300,14 @@ END_TEST
 
 /* Class 0's tunnel reads 98,000 bytes before t (980,000 B/s over a
  * 100-ms sample: R, the link is full) and then waits for the pacer, its
- * tokens spent. */
-static void tunnel_fills_the_link(struct rs_sched *s, rs_flow f, rs_time_ns t)
+ * tokens spent; the pacer samples at t, and W+ is then wmax. */
+static void full_sample(struct rs_sched *s, rs_flow f, rs_time_ns t,
+			double wmax)
 {
 	ck_assert_int_eq(rs_flow_read(s, f, 98000, t - 50 * MS), 0);
 	ck_assert_int_eq(rs_flow_allowance(s, f, 4900, t - 50 * MS), 0);
+	sample_at(s, t);
+	ck_assert_double_eq_tol(gstats(s).W_max, wmax, 1e-12);
 }
 
 /* Admission by share: bulk (weight 1) fills the link through a tunnel
@@ -340,38 +343,26 @@ START_TEST(share_opens_the_window)
 	sample_at(s, 100 * MS);
 	ck_assert_double_eq_tol(gstats(s).W_max, 1, 1e-12);
 	/* the pacer limits; inter read nothing: + 1, released */
-	tunnel_fills_the_link(s, f, 200 * MS);
-	sample_at(s, 200 * MS);
-	ck_assert_double_eq_tol(gstats(s).W_max, 2, 1e-12);
+	full_sample(s, f, 200 * MS, 2);
 	ck_assert_int_eq(rec.n, 2);
 	/* inter read 80,000 bytes in the sample: 800,000 B/s, its share */
 	ck_assert_int_eq(rs_on_foreign_bytes(s, 1, 2, 80000, 250 * MS), 0);
-	tunnel_fills_the_link(s, f, 300 * MS);
-	sample_at(s, 300 * MS);
-	ck_assert_double_eq_tol(gstats(s).W_max, 2, 1e-12);
+	full_sample(s, f, 300 * MS, 2);
 	/* below its share again: + 1, the last request released */
-	tunnel_fills_the_link(s, f, 400 * MS);
-	sample_at(s, 400 * MS);
-	ck_assert_double_eq_tol(gstats(s).W_max, 3, 1e-12);
+	full_sample(s, f, 400 * MS, 3);
 	ck_assert_int_eq(rec.n, 3);
 	/* nothing queued */
-	tunnel_fills_the_link(s, f, 500 * MS);
-	sample_at(s, 500 * MS);
-	ck_assert_double_eq_tol(gstats(s).W_max, 3, 1e-12);
+	full_sample(s, f, 500 * MS, 3);
 	/* one queued, but 7 flows open: 8 floors of 2,896 bytes are more than
 	 * R carries in 0 + 20 ms (19,600 bytes) */
 	enq(s, 1, 2, 0, 500 * MS);
 	for (k = 0; k < 6; k++)
 		ck_assert_int_eq(rs_flow_open(s, 0, 0, 1, NULL, 500 * MS,
 					      &more[k]), 0);
-	tunnel_fills_the_link(s, f, 600 * MS);
-	sample_at(s, 600 * MS);
-	ck_assert_double_eq_tol(gstats(s).W_max, 3, 1e-12);
+	full_sample(s, f, 600 * MS, 3);
 	/* an RTT of 10 ms measured: 29,400 bytes hold them */
 	ck_assert_uint_gt(rs_flow_clamp(s, f, 10 * MS), 0);
-	tunnel_fills_the_link(s, f, 700 * MS);
-	sample_at(s, 700 * MS);
-	ck_assert_double_eq_tol(gstats(s).W_max, 4, 1e-12);
+	full_sample(s, f, 700 * MS, 4);
 	ck_assert_int_eq(rec.n, 4);
 	for (k = 0; k < 6; k++)
 		ck_assert_int_eq(rs_flow_close(s, more[k], 700 * MS), 0);
