@@ -189,7 +189,9 @@ struct rs_cres {
 	uint32_t hpos_drf;	/* drf: position in s->drf (nq > 0) */
 };
 
-/* A rate sampled over spans of at least a given length (pacer.c). */
+/* The rate of a cumulative byte count over samples of at least a span
+ * (pacer.c's rate_take()): the count was mark at t; rate is the last
+ * whole sample's, bytes/s. */
 struct rs_rate {
 	uint64_t mark;
 	rs_time_ns t;
@@ -297,9 +299,6 @@ enum rs_flow_state {
 	RS_FL_GRANTED,
 };
 
-/* The rate of a cumulative byte count over samples of at least a span
- * (pacer.c's rate_take()): the count was mark at t; rate is the last
- * whole sample's, bytes/s. */
 struct rs_flow_ent {
 	void *cookie;
 	rs_id req;		/* bound request (0: unbound) */

@@ -582,12 +582,18 @@ static double rate_take(struct rs_rate *r, uint64_t count, rs_time_ns now,
 	return r->rate;
 }
 
+/* The proxy read at >= AT_RATE of R in the last sample. */
+static bool read_at_rate(const struct rs_sched *s)
+{
+	return s->pc.read.rate >= AT_RATE * rs_full_rate(s);
+}
+
 /* The link has room: the proxy read < AT_RATE of R in the last sample and
  * the link counter's last sample (if one is in use) had room too (cross
  * traffic that took the link shows there before the pacer's R follows). */
 static bool link_has_room(const struct rs_sched *s)
 {
-	return s->pc.read.rate < AT_RATE * rs_full_rate(s) && !s->link_full;
+	return !read_at_rate(s) && !s->link_full;
 }
 
 /* The proxy read at R in the last sample and flows wait for the pacer:
@@ -595,7 +601,7 @@ static bool link_has_room(const struct rs_sched *s)
  * share has others above theirs for the pacer to take from. */
 static bool pacer_limits(const struct rs_sched *s)
 {
-	return s->pc.waiting && s->pc.read.rate >= AT_RATE * rs_full_rate(s);
+	return s->pc.waiting && read_at_rate(s);
 }
 
 /* Class k's share of R: its accounts' weights among those of every
