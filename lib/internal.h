@@ -367,6 +367,10 @@ struct rs_pacer {
 	struct rs_rate read;	/* s->bytes per second, samples of >= 100 ms */
 	uint32_t room_run;	/* samples in a row with room and no flow
 				 * waiting (pacer_advance()) */
+	rs_time_ns base_rtt[2];	/* least RTT rs_flow_clamp() was given in
+				 * the BASE_SPAN since base_t and in the one
+				 * before it (0: none) */
+	rs_time_ns base_t;
 	rs_wake_fn wake;
 };
 

@@ -72,8 +72,8 @@
  *   full, so it keeps what the pacer grants it but cannot grow on its own;
  *   floor 2 MSS, ceiling min(2 R rtt, CLAMP_MAX).
  * Admission: every ROOM_RUN RATE_SPAN samples in a row with room and no
- *   flow waiting for the pacer tell the window (rs_window_room()): one
- *   more request could use the link. The run filters the sample or two of
+ *   flow waiting for the pacer tell the window (rs_window_room()), if one
+ *   more flow fits (below): one more request could use the link. The run filters the sample or two of
  *   room when cross traffic stops, which the flows' own windows fill within
  *   a few round trips, and leaves the counter (sampled every 250 ms) time
  *   to show what the last request added before the next.
@@ -86,9 +86,12 @@
  *   shares are set at the ISP's queue, where more flows of a class would
  *   win it more than its weight, so nothing opens then; nor when the open
  *   flows' least windows (2 MSS each) and a new one's would hold more than
- *   R carries over the least RTT of the open flows plus QUEUE_ROOM
- *   (flow_fits(), at U+ 0.98: up to 20 open flows at 10 Mbit/s and a
- *   30-ms RTT; none at 2 Mbit/s without delay).
+ *   R carries over the base RTT plus QUEUE_ROOM (flow_fits(), at U+ 0.98:
+ *   up to 20 open flows at 10 Mbit/s and a 30-ms RTT; none at 2 Mbit/s
+ *   without delay). The base RTT is the least RTT any flow measured in the
+ *   last 10-20 s (base_rtt()), not that of the open flows: a queue that
+ *   stood while they opened would let more flows in, and they would keep
+ *   it standing.
  *
  * Flow handles are (generation << 32) | (slot + 1), like rs_id.
  */
@@ -110,8 +113,9 @@
 #define ROOM_RUN 3		/* samples in a row with room: W+ + 1 */
 #define GROW_GAIN 2.0		/* link has room: a window may double per RTT */
 #define HOLD_GAIN 1.0		/* link full: a window keeps what it reads */
-#define QUEUE_ROOM (RS_NSEC_PER_SEC / 50)	/* admission by share: the ISP
-						 * queue the floors may build */
+#define QUEUE_ROOM (RS_NSEC_PER_SEC / 50)	/* the ISP queue the flows'
+						 * floors may build */
+#define BASE_SPAN (10 * RS_NSEC_PER_SEC)	/* the base RTT's window */
 
 /* The present accounts of class k lend their shares to its backlogged ones. */
 static double lend(const struct rs_class *k)
@@ -615,27 +619,38 @@ static double class_share(const struct rs_sched *s, const struct rs_class *k)
 	return rs_full_rate(s) * k->weight * n / wsum;
 }
 
-/* The least RTT rs_flow_clamp() was given for any open flow (0: none). */
-static rs_time_ns least_rtt(const struct rs_pacer *p)
+/* The base RTT: the least RTT rs_flow_clamp() was given for any flow in
+ * the last one to two BASE_SPANs (0: none). A flow's own least RTT holds
+ * the ISP queue it met when it opened; a queue that never drains would
+ * keep every open flow's, and a windowed minimum over all flows finds the
+ * moments it was shorter (BBR's min_rtt filter, without its probe). */
+static void base_rtt_note(struct rs_pacer *p, rs_time_ns rtt, rs_time_ns now)
 {
-	rs_time_ns least = 0;
-	uint32_t i;
+	if (now - p->base_t >= BASE_SPAN) {
+		p->base_rtt[1] = now - p->base_t < 2 * BASE_SPAN ?
+				 p->base_rtt[0] : 0;
+		p->base_rtt[0] = 0;
+		p->base_t = now;
+	}
+	if (!p->base_rtt[0] || rtt < p->base_rtt[0])
+		p->base_rtt[0] = rtt;
+}
 
-	for (i = 0; i < p->nfl; i++)
-		if (p->fl[i].state != RS_FL_FREE && p->fl[i].rtt_min &&
-		    (!least || p->fl[i].rtt_min < least))
-			least = p->fl[i].rtt_min;
-	return least;
+static rs_time_ns base_rtt(const struct rs_pacer *p)
+{
+	rs_time_ns a = p->base_rtt[0], b = p->base_rtt[1];
+
+	return !a || (b && b < a) ? b : a;
 }
 
 /* One more flow fits: the least windows of the open flows and of a new
- * one (2 MSS each) stay within what R carries over the least RTT plus
+ * one (2 MSS each) stay within what R carries over the base RTT plus
  * QUEUE_ROOM. Beyond that their floors alone queue at the ISP, where the
  * class with more flows wins more than its weight. */
 static bool flow_fits(const struct rs_sched *s)
 {
 	double hold = rs_full_rate(s) *
-		      (double)(least_rtt(&s->pc) + QUEUE_ROOM) / RS_NSEC_PER_SEC;
+		      (double)(base_rtt(&s->pc) + QUEUE_ROOM) / RS_NSEC_PER_SEC;
 
 	return (double)(s->pc.open + 1) * 2 * MSS <= hold;
 }
@@ -666,7 +681,7 @@ static void pacer_sampled(struct rs_sched *s, rs_time_ns now)
 	struct rs_pacer *p = &s->pc;
 
 	p->room_run = p->waiting == 0 && link_has_room(s) ? p->room_run + 1 : 0;
-	if (p->room_run >= ROOM_RUN) {
+	if (p->room_run >= ROOM_RUN && flow_fits(s)) {
 		rs_window_room(s);
 		p->room_run = 0;	/* one per run: the next shows what
 					 * this one did */
@@ -1210,6 +1225,8 @@ uint32_t rs_flow_clamp(const struct rs_sched *cs, rs_flow f, rs_time_ns rtt)
 	a = &s->pc.ac[e->acct];
 	if (rtt && (!e->rtt_min || rtt < e->rtt_min))
 		e->rtt_min = rtt;	/* a measured one: never the nominal */
+	if (rtt)
+		base_rtt_note(&s->pc, rtt, s->pc.t);
 	if (!rtt)
 		rtt = RS_NSEC_PER_SEC / 10;
 	bdp2 = 2 * rs_full_rate(s) * (double)rtt / (double)RS_NSEC_PER_SEC;

@@ -234,7 +234,7 @@ static struct rs_sched *slow_start_then_wait(struct rec *rec, int *done)
 	rs_flow f;
 
 	cfg.pacing = true;
-	cfg.update_interval = 10 * SEC;		/* no regular update */
+	cfg.update_interval = 60 * SEC;		/* no regular update */
 	s = new_one_class(&cfg, rec);
 	enq_n(s, 100, 1, 0);
 	end_round(s, rec, done, 1000);
@@ -318,8 +318,8 @@ static void full_sample(struct rs_sched *s, rs_flow f, rs_time_ns t,
  * waits) and inter read < 90 % of that share adds one to W+ and releases;
  * a sample in which inter read its share, or the pacer did not limit,
  * does not; nothing queued, nothing opens; nor when one more flow's least
- * window (2 MSS) would not fit in what R carries over the least RTT of
- * the open flows plus 20 ms. */
+ * window (2 MSS) would not fit in what R carries over the base RTT (the
+ * least measured for any flow in the last 10-20 s) plus 20 ms. */
 START_TEST(share_opens_the_window)
 {
 	struct rec rec = { 0 };
@@ -426,6 +426,49 @@ START_TEST(room_opens_the_window)
 }
 END_TEST
 
+/* Room opens the window only if one more flow fits: the open flows' least
+ * windows and a new one's (2 MSS = 2,896 bytes each) within what R
+ * (980,000 B/s) carries over the base RTT plus 20 ms, the base RTT being
+ * the least RTT measured for any flow in the last 10-20 s. Six open flows
+ * do not fit before an RTT is measured (7 x 2,896 = 20,272 > 19,600
+ * bytes), and do once 10 ms is (29,400). Twelve do not fit at 10 ms
+ * (37,648), nor while the 10 ms is remembered after 30 ms was measured,
+ * and do once two 10-s spans saw only 30 ms (49,000). */
+START_TEST(room_needs_a_flow_to_fit)
+{
+	struct rec rec = { 0 };
+	int done = 0, k;
+	struct rs_sched *s = slow_start_then_wait(&rec, &done);
+	rs_flow f[12];
+
+	for (k = 0; k < 6; k++)
+		ck_assert_int_eq(rs_flow_open(s, 0, 0, 1, NULL, 1000, &f[k]), 0);
+	for (k = 1; k <= 4; k++)
+		sample_at(s, (rs_time_ns)k * 100 * MS);	/* room, no fit */
+	ck_assert_double_eq_tol(gstats(s).W_max, 2, 1e-12);
+	ck_assert_uint_gt(rs_flow_clamp(s, f[0], 10 * MS), 0);
+	sample_at(s, 500 * MS);				/* fits: + 1 */
+	ck_assert_double_eq_tol(gstats(s).W_max, 3, 1e-12);
+	for (k = 6; k < 12; k++)
+		ck_assert_int_eq(rs_flow_open(s, 0, 0, 1, NULL, 500 * MS,
+					      &f[k]), 0);
+	for (k = 6; k <= 9; k++)
+		sample_at(s, (rs_time_ns)k * 100 * MS);
+	ck_assert_double_eq_tol(gstats(s).W_max, 3, 1e-12);
+	sample_at(s, 10500 * MS);	/* a new span: 10 ms is the last one's */
+	ck_assert_uint_gt(rs_flow_clamp(s, f[0], 30 * MS), 0);
+	sample_at(s, 10600 * MS);
+	ck_assert_double_eq_tol(gstats(s).W_max, 3, 1e-12);
+	sample_at(s, 20600 * MS);	/* and again: only 30 ms is left */
+	ck_assert_uint_gt(rs_flow_clamp(s, f[1], 30 * MS), 0);
+	sample_at(s, 20700 * MS);
+	ck_assert_double_eq_tol(gstats(s).W_max, 4, 1e-12);
+	for (k = 0; k < 12; k++)
+		ck_assert_int_eq(rs_flow_close(s, f[k], 20700 * MS), 0);
+	rs_free(s);
+}
+END_TEST
+
 Suite *suite_admission(void)
 {
 	Suite *s = suite_create("admission");
@@ -441,6 +484,7 @@ Suite *suite_admission(void)
 	tcase_add_test(tc, room_waits_for_slow_start);
 	tcase_add_test(tc, room_opens_the_window);
 	tcase_add_test(tc, share_opens_the_window);
+	tcase_add_test(tc, room_needs_a_flow_to_fit);
 	suite_add_tcase(s, tc);
 	return s;
 }
