@@ -41,7 +41,8 @@
  * three read-rate samples of the pacer (100 ms) in a row that find the
  * link with room (the proxy read < 90 % of R, and the link counter's last
  * sample < 90 % of U+ * C) and no flow waiting for the pacer, while
- * requests wait and W >= W+, add 1 to W+ (rs_window_room()). A round
+ * requests wait and W >= W+ and one more flow's least window fits in
+ * flight (pacer.c decides), add 1 to W+ (rs_window_room()). A round
  * trip's bursts make a flow wait for the pacer on a link with room too,
  * which ends slow start within the first second, and the regular updates
  * alone then took tens of seconds to open the window.
@@ -170,9 +171,9 @@ static void window_grow(struct rs_sched *s)
 	s->release_due = true;
 }
 
-/* The pacer saw the link with room and no flow waiting for it for 300 ms:
- * after slow start, a window that holds requests back grows by one (at
- * most 10 per 3 s). */
+/* The pacer saw the link with room and no flow waiting for it for 300 ms,
+ * and one more flow fits: after slow start, a window that holds requests
+ * back grows by one (at most 10 per 3 s). */
 void rs_window_room(struct rs_sched *s)
 {
 	if (rs_window_holds_back(s) && !s->ss)	/* slow start grows faster */
