@@ -380,7 +380,8 @@ static void check_window(struct rs_sched *s, const char *op)
 		       s->Wmax == rs_fixed_window(s));
 		ASSERT("window", !ctl->adaptive || s->cfg.max_window < 1 ||
 		       s->Wmax <= s->cfg.max_window);
-		ASSERT("window", s->W <= s->dbg.W || s->W <= ceil(s->Wmax));
+		ASSERT("window", s->W <= s->dbg.W ||
+		       s->W <= ceil(rs_window_limit(s)));
 	}
 	s->dbg.W = s->W;
 }

@@ -715,7 +715,7 @@ void rs_get_stats(const struct rs_sched *s, struct rs_stats *st)
 		return;
 	memset(st, 0, sizeof(*st));
 	st->W = s->W;
-	st->W_max = s->ctl->window ? s->Wmax : (double)s->W;
+	st->W_max = s->ctl->window ? rs_window_limit(s) : (double)s->W;
 	st->U = s->U;
 	st->link_bps = s->cfg.link_bps;
 	st->link_share = s->link_share;

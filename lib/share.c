@@ -5,9 +5,10 @@
  *
  * A proxy with N worker processes runs N schedulers (one per process; an
  * instance is not shared). Each schedules its share f of the link: C, the
- * pacer's rate and the fixed window are taken times f (rs_link_Bps(),
- * rs_fixed_window()), and a whole-link counter's bytes are taken times f
- * (link.c), so every worker sees the link's utilization and takes its
+ * pacer's rate, the fixed window and an adaptive window's W+ are taken
+ * times f (rs_link_Bps(), rs_fixed_window(), rs_window_limit(): W+ stays
+ * in the proxy's units), and a whole-link counter's bytes are taken times
+ * f (link.c), so every worker sees the link's utilization and takes its
  * share of the cross traffic. With f = 1 (one worker) nothing changes.
  *
  * The shares come from a table the host keeps where every worker can read
@@ -60,7 +61,8 @@
  * exceed the fixed window but for the floor of one slot per worker with
  * users. A share that moves waits for the giver's next update. Adaptive
  * windows and rtc are not bounded (claim 0): their bytes are bounded by
- * the pacers, and a worker waking up takes its share at once.
+ * the pacers, an adaptive window's slots follow the share (max(1, f W+)),
+ * and a worker waking up takes its share at once.
  */
 #include "internal.h"
 
@@ -83,7 +85,7 @@ static double held_of(const struct rs_sched *s)
 	double full = rs_full_rate(s), held;
 
 	if (s->ctl->window)
-		held = s->Wmax > 0 ? (double)s->W / s->Wmax : 0;
+		held = (double)s->W / rs_window_limit(s);
 	else
 		held = full > 0 ? (full - s->bw_avail) / full : 0;
 	if (held < 0)

@@ -146,13 +146,33 @@ void rs_window_params(struct rs_sched *s)
 	set_fast_until(s);
 }
 
+/* The window this scheduler releases up to: W+, or, for an adaptive
+ * controller in one of several SMP workers (link share f < 1), f * W+, at
+ * least 1 (every busy worker keeps a slot). Each worker's controller then
+ * keeps W+ in the proxy's units: it measures the whole link's U, so the
+ * regular updates scale every worker's W+ alike, and its slots follow its
+ * share of the link as a fixed window's do (rs_fixed_window()); without
+ * it every worker's slow start ended at its own first wait and the
+ * windows added up to twice one worker's, split evenly rather than by
+ * share. With one worker (f = 1) it is W+. */
+double rs_window_limit(const struct rs_sched *s)
+{
+	double w;
+
+	if (!s->ctl->adaptive || s->link_share >= 1)
+		return s->Wmax;
+	w = s->Wmax * s->link_share;
+	return w > 1 ? w : 1;
+}
+
 /* Slow start: one end (or long transfer) of a released request. Called
- * before W is decremented. */
+ * before W is decremented. One slot more per end: 1 / f in the proxy's
+ * units, since this worker sees f of the proxy's ends. */
 void rs_slow_start_step(struct rs_sched *s)
 {
-	if (s->waiting == 0 || (double)s->W < s->Wmax)
+	if (s->waiting == 0 || (double)s->W < rs_window_limit(s))
 		return;
-	s->Wmax = rs_window_clamp(s, s->Wmax + 1);
+	s->Wmax = rs_window_clamp(s, s->Wmax + 1 / s->link_share);
 	if (s->cfg.max_window >= 1 && s->Wmax >= s->cfg.max_window)
 		s->ss = false;
 }
@@ -161,7 +181,8 @@ void rs_slow_start_step(struct rs_sched *s)
  * only state in which the pacer's signals below may open it. */
 bool rs_window_holds_back(const struct rs_sched *s)
 {
-	return adaptive(s) && s->waiting > 0 && (double)s->W >= s->Wmax;
+	return adaptive(s) && s->waiting > 0 &&
+	       (double)s->W >= rs_window_limit(s);
 }
 
 /* One more slot; the next timer releases it. */
@@ -232,7 +253,7 @@ double rs_utilization(const struct rs_sched *s, double bytes,
  * requests while W < W+. */
 void rs_window_release(struct rs_sched *s, rs_time_ns now)
 {
-	while ((double)s->W < s->Wmax) {
+	while ((double)s->W < rs_window_limit(s)) {
 		uint32_t r = rs_select_next(s);
 
 		if (r == RS_NIL)
@@ -301,7 +322,7 @@ void rs_tick(struct rs_sched *s, rs_time_ns now)
 		s->t_active = now;
 	else if (now - s->t_active >= s->cfg.update_interval && adaptive(s))
 		s->ss = true;
-	s->limited = s->waiting > 0 && (double)s->W >= s->Wmax;
+	s->limited = s->waiting > 0 && (double)s->W >= rs_window_limit(s);
 	s->t_tick = now;
 	s->next_tick = now + s->cfg.update_interval;
 	set_fast_until(s);

@@ -31,7 +31,7 @@ static void wrc_aimd_ended(struct rs_sched *s, uint32_t r, rs_time_ns now)
 	double U, target = s->cfg.target_util;
 
 	(void)r;
-	if ((double)++s->aimd_ends < (double)s->cfg.F * s->Wmax)
+	if ((double)++s->aimd_ends < (double)s->cfg.F * rs_window_limit(s))
 		return;
 	U = rs_utilization(s, rs_u_bytes(s) - (double)s->aimd_bytes -
 			   s->aimd_exc, now - s->aimd_t0);
@@ -50,7 +50,8 @@ static void wrc_aimd_ended(struct rs_sched *s, uint32_t r, rs_time_ns now)
 	s->aimd_bytes = s->bytes;
 	s->aimd_exc = s->exc_total;
 	s->aimd_t0 = now;
-	s->aimd_limited = s->waiting > 0 && (double)s->W >= s->Wmax;
+	s->aimd_limited = s->waiting > 0 &&
+			  (double)s->W >= rs_window_limit(s);
 }
 
 const struct rs_controller_ops rs_wrc_aimd_ops = {

@@ -225,6 +225,42 @@ START_TEST(share_scales_the_link)
 }
 END_TEST
 
+/* An adaptive window in one of several SMP workers: W+ is in the proxy's
+ * units and the worker releases up to f * W+, at least 1, so the workers'
+ * slots follow their shares; slow start adds one slot per end (1 / f of
+ * W+). W+ 8: share 0.25 releases 2, 0.5 four, 0.05 leaves one slot (the
+ * four out stay out); back at 0.5, an end in slow start makes W+ 10: five
+ * slots, two released. */
+START_TEST(adaptive_window_follows_the_share)
+{
+	struct rec rec = { 0 };
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_WRC_MULT);
+	struct rs_sched *s;
+	int i;
+
+	cfg.pacing = true;			/* slow start */
+	cfg.initial_window = 8;
+	cfg.update_interval = 60 * SEC;		/* no regular update */
+	s = new_one_class(&cfg, &rec);
+	ck_assert_int_eq(rs_set_link_share(s, 0.25, 0), 0);
+	for (i = 0; i < 8; i++)
+		enq(s, 0, (uint64_t)i + 1, 0, 0);
+	ck_assert_uint_eq(gstats(s).W, 2);
+	ck_assert_double_eq_tol(gstats(s).W_max, 2, 1e-12);
+	ck_assert_int_eq(rs_set_link_share(s, 0.5, 1), 0);
+	ck_assert_uint_eq(gstats(s).W, 4);
+	ck_assert_int_eq(rs_set_link_share(s, 0.05, 2), 0);
+	ck_assert_double_eq_tol(gstats(s).W_max, 1, 1e-12);
+	ck_assert_uint_eq(gstats(s).W, 4);
+	ck_assert_int_eq(rs_set_link_share(s, 0.5, 3), 0);
+	ck_assert_int_eq(rs_on_end(s, rec.id[0], false, 4), 0);
+	ck_assert_double_eq_tol(gstats(s).W_max, 5, 1e-12);
+	ck_assert_uint_eq(gstats(s).W, 5);
+	ck_assert_int_eq(rec.n, 6);
+	rs_free(s);
+}
+END_TEST
+
 /* Bounded shares (a fixed window of 4): the claim is max(f, W / 4) (f
  * while W is the one slot every busy worker has), the share min(f, what
  * was claimed) but at least the idle share; an adaptive window is not
@@ -281,6 +317,7 @@ Suite *suite_share(void)
 	tcase_add_test(tc, sample_own_row);
 	tcase_add_test(tc, share_scales_the_link);
 	tcase_add_test(tc, fixed_window_claims_from_the_budget);
+	tcase_add_test(tc, adaptive_window_follows_the_share);
 	suite_add_tcase(s, tc);
 	return s;
 }
