@@ -73,10 +73,11 @@
  *   floor 2 MSS, ceiling min(2 R rtt, CLAMP_MAX).
  * Admission: every ROOM_RUN RATE_SPAN samples in a row with room and no
  *   flow waiting for the pacer tell the window (rs_window_room()), if one
- *   more flow fits (below): one more request could use the link. The run filters the sample or two of
- *   room when cross traffic stops, which the flows' own windows fill within
- *   a few round trips, and leaves the counter (sampled every 250 ms) time
- *   to show what the last request added before the next.
+ *   more flow fits (below): one more request could use the link. The run
+ *   filters the sample or two of room when cross traffic stops, which the
+ *   flows' own windows fill within a few round trips, and leaves the
+ *   counter (sampled every 250 ms) time to show what the last request
+ *   added before the next.
  *   Admission by share: a sample in which the pacer limits (the proxy read
  *   at >= AT_RATE of R and flows wait for it: pacer_limits()) and a class
  *   with requests queued at admission read below AT_RATE of its share of
@@ -1223,12 +1224,13 @@ uint32_t rs_flow_clamp(const struct rs_sched *cs, rs_flow f, rs_time_ns rtt)
 		return 0;
 	e = &s->pc.fl[i];
 	a = &s->pc.ac[e->acct];
-	if (rtt && (!e->rtt_min || rtt < e->rtt_min))
-		e->rtt_min = rtt;	/* a measured one: never the nominal */
-	if (rtt)
+	if (rtt) {			/* a measured one: never the nominal */
+		if (!e->rtt_min || rtt < e->rtt_min)
+			e->rtt_min = rtt;
 		base_rtt_note(&s->pc, rtt, s->pc.t);
-	if (!rtt)
+	} else {
 		rtt = RS_NSEC_PER_SEC / 10;
+	}
 	bdp2 = 2 * rs_full_rate(s) * (double)rtt / (double)RS_NSEC_PER_SEC;
 	share = s->pc.wsum > 0 ?
 		s->cls[a->cls].weight / s->pc.wsum / (double)a->nflows : 1;
