@@ -711,6 +711,7 @@ void rs_window_release(struct rs_sched *s, rs_time_ns now);
 void rs_window_measured(struct rs_sched *s, double U);
 double rs_window_clamp(const struct rs_sched *s, double w);
 double rs_window_limit(const struct rs_sched *s);	/* W <= ceil() */
+bool rs_window_limits(const struct rs_sched *s);	/* waiting, W >= it */
 uint32_t rs_fixed_window(const struct rs_sched *s);	/* fixed W+ of the share */
 double rs_utilization(const struct rs_sched *s, double bytes,
 		      rs_time_ns elapsed);

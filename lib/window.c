@@ -165,12 +165,18 @@ double rs_window_limit(const struct rs_sched *s)
 	return w > 1 ? w : 1;
 }
 
+/* The window is the limit: requests wait and W has reached it. */
+bool rs_window_limits(const struct rs_sched *s)
+{
+	return s->waiting > 0 && (double)s->W >= rs_window_limit(s);
+}
+
 /* Slow start: one end (or long transfer) of a released request. Called
  * before W is decremented. One slot more per end: 1 / f in the proxy's
  * units, since this worker sees f of the proxy's ends. */
 void rs_slow_start_step(struct rs_sched *s)
 {
-	if (s->waiting == 0 || (double)s->W < rs_window_limit(s))
+	if (!rs_window_limits(s))
 		return;
 	s->Wmax = rs_window_clamp(s, s->Wmax + 1 / s->link_share);
 	if (s->cfg.max_window >= 1 && s->Wmax >= s->cfg.max_window)
@@ -181,8 +187,7 @@ void rs_slow_start_step(struct rs_sched *s)
  * only state in which the pacer's signals below may open it. */
 bool rs_window_holds_back(const struct rs_sched *s)
 {
-	return adaptive(s) && s->waiting > 0 &&
-	       (double)s->W >= rs_window_limit(s);
+	return adaptive(s) && rs_window_limits(s);
 }
 
 /* One more slot; the next timer releases it. */
@@ -322,7 +327,7 @@ void rs_tick(struct rs_sched *s, rs_time_ns now)
 		s->t_active = now;
 	else if (now - s->t_active >= s->cfg.update_interval && adaptive(s))
 		s->ss = true;
-	s->limited = s->waiting > 0 && (double)s->W >= rs_window_limit(s);
+	s->limited = rs_window_limits(s);
 	s->t_tick = now;
 	s->next_tick = now + s->cfg.update_interval;
 	set_fast_until(s);

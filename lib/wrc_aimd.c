@@ -50,8 +50,7 @@ static void wrc_aimd_ended(struct rs_sched *s, uint32_t r, rs_time_ns now)
 	s->aimd_bytes = s->bytes;
 	s->aimd_exc = s->exc_total;
 	s->aimd_t0 = now;
-	s->aimd_limited = s->waiting > 0 &&
-			  (double)s->W >= rs_window_limit(s);
+	s->aimd_limited = rs_window_limits(s);
 }
 
 const struct rs_controller_ops rs_wrc_aimd_ops = {
