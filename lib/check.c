@@ -479,7 +479,7 @@ static void check_pacer(const struct rs_sched *s, const char *op)
 				fmax(s->cfg.target_util, 0.05) * 0.02);
 
 	ASSERT("pacer", p->tokens <=
-	       rs_pacer_burst(rs_full_rate(s)) + 1e-6);
+	       rs_pacer_burst(rs_pace_rate(s)) + 1e-6);
 	for (a = p->act_head, n = 0; a != RS_NIL; a = p->ac[a].next, n++) {
 		const struct rs_acct *e = &p->ac[a];
 		uint32_t k = 0;
@@ -494,7 +494,8 @@ static void check_pacer(const struct rs_sched *s, const char *op)
 		waiting += k;
 	}
 	ASSERT("pacer", waiting == p->waiting);
-	ASSERT("pacer", s->cfg.pace_keep_share || !p->share_refill);
+	ASSERT("pacer", s->cfg.pace_keep_share || s->gate.tat ||
+	       !p->share_refill);
 	for (a = 0; a < p->nac; a++) {
 		const struct rs_acct *e = &p->ac[a];
 

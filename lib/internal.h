@@ -490,6 +490,12 @@ struct rs_sched {
 	rs_time_ns share_t;	/* previous rs_share_sample() */
 	uint64_t share_mark;	/* bytes at share_t */
 	bool share_users;	/* it had users at share_t */
+	struct {		/* SMP: the workers' shared byte gates (gate.c) */
+		uint64_t *tat;	/* [0] the proxy's, [1 + c] class c's; the
+				 * host's memory; NULL: none */
+		double *part;	/* p_c: class c's part of R */
+		uint32_t ncls;	/* classes part[] has room for */
+	} gate;
 	uint64_t st_link, st_proxied, st_exc;	/* last completed interval */
 	double st_interval;
 
@@ -751,6 +757,18 @@ void rs_pacer_init(struct rs_sched *s);
 void rs_pacer_free(struct rs_sched *s);
 void rs_pacer_timer(struct rs_sched *s, rs_time_ns now);
 void rs_pacer_refill(struct rs_sched *s, rs_time_ns now);
+
+/* gate.c: SMP byte gates (no-ops without them). Bytes class cls may read
+ * now (HUGE_VAL without gates); charge (n > 0) or give back (n < 0) n
+ * bytes; when need bytes will be there; use gates with the class parts of
+ * the rows (rs_share_gates()); drop them (reconfigure). */
+double rs_gate_left(const struct rs_sched *s, uint32_t cls, rs_time_ns now);
+void rs_gate_charge(struct rs_sched *s, uint32_t cls, double n, rs_time_ns now);
+rs_time_ns rs_gate_ready(const struct rs_sched *s, uint32_t cls, double need,
+			 rs_time_ns now);
+int rs_gate_attach(struct rs_sched *s, uint64_t *gates,
+		   const struct rs_share_row *rows, unsigned n);
+void rs_gate_detach(struct rs_sched *s);
 void rs_pacer_cap(struct rs_sched *s);
 rs_time_ns rs_pacer_deadline(const struct rs_sched *s);
 void rs_pacer_rebuild(struct rs_sched *s, const uint32_t *map);
@@ -781,6 +799,15 @@ static inline double rs_full_rate(const struct rs_sched *s)
 	double r = c * s->cfg.target_util - s->exc_rate;
 
 	return r > 0.05 * c ? r : 0.05 * c;
+}
+
+/* The rate of the pacer's own token bucket: R, or with shared gates the
+ * whole proxy's R (the gates bound the proxy; gate.c). */
+static inline double rs_pace_rate(const struct rs_sched *s)
+{
+	double r = rs_full_rate(s);
+
+	return s->gate.tat ? r / s->link_share : r;
 }
 
 /* The sub-queue of request r (new, or requeued by a reconfigure): sff's

@@ -176,15 +176,15 @@ static double head_need(const struct rs_sched *s, const struct rs_acct *a)
 	return grant_need(s, a, a->nwait ? s->pc.fl[a->head].want : WANT_MAX);
 }
 
-/* Bytes account a may read now within its share; unlimited without the
- * flag. */
+/* Bytes account a may read now within its share and its class's gate
+ * (gate.c); unlimited without the flag and gates. */
 static double share_left(struct rs_sched *s, uint32_t a, rs_time_ns now)
 {
 	struct rs_acct *e = &s->pc.ac[a];
-	double rate;
+	double rate, gate = rs_gate_left(s, e->cls, now);
 
 	if (!s->cfg.pace_keep_share)
-		return HUGE_VAL;
+		return gate;
 	rate = share_rate(s, e);
 	if (now > e->t_share) {
 		e->share_tokens += rate * (double)(now - e->t_share) /
@@ -192,18 +192,23 @@ static double share_left(struct rs_sched *s, uint32_t a, rs_time_ns now)
 		e->t_share = now;
 	}
 	e->share_tokens = fmin(e->share_tokens, share_depth(rate));
-	return e->share_tokens;
+	return fmin(e->share_tokens, gate);
 }
 
-/* When account a will have need bytes within its share, from now. */
+/* When account a will have need bytes within its share and its class's
+ * gate, from now. */
 static rs_time_ns share_ready(const struct rs_sched *s, uint32_t a,
 			      double need, rs_time_ns now)
 {
 	const struct rs_acct *e = &s->pc.ac[a];
 	double lack = need - e->share_tokens;
+	rs_time_ns t = now, gate = s->gate.tat ?
+		       rs_gate_ready(s, e->cls, need, now) : now;
 
-	return now + (rs_time_ns)ceil(lack / share_rate(s, e) *
+	if (s->cfg.pace_keep_share && lack > 0)
+		t += (rs_time_ns)ceil(lack / share_rate(s, e) *
 				      (double)RS_NSEC_PER_SEC);
+	return t > gate ? t : gate;
 }
 
 /* Something may let a waiting account read sooner than recorded. */
@@ -240,7 +245,7 @@ void rs_pacer_init(struct rs_sched *s)
 	p->act_head = p->act_tail = RS_NIL;
 	p->gr_head = p->gr_tail = RS_NIL;
 	p->rc_head = p->rc_tail = RS_NIL;
-	p->tokens = rs_pacer_burst(rs_full_rate(s));
+	p->tokens = rs_pacer_burst(rs_pace_rate(s));
 }
 
 void rs_pacer_free(struct rs_sched *s)
@@ -509,7 +514,7 @@ static void recent_expire(struct rs_sched *s, rs_time_ns now)
 /* The rate changed (link source, reconfigure): the bucket follows. */
 void rs_pacer_cap(struct rs_sched *s)
 {
-	double b = rs_pacer_burst(rs_full_rate(s));
+	double b = rs_pacer_burst(rs_pace_rate(s));
 
 	if (s->pc.tokens > b)
 		s->pc.tokens = b;
@@ -519,7 +524,7 @@ void rs_pacer_cap(struct rs_sched *s)
 void rs_pacer_refill(struct rs_sched *s, rs_time_ns now)
 {
 	struct rs_pacer *p = &s->pc;
-	double rate = rs_full_rate(s), b = rs_pacer_burst(rate);
+	double rate = rs_pace_rate(s), b = rs_pacer_burst(rate);
 
 	if (!p->t_set) {
 		p->t = now;
@@ -537,11 +542,12 @@ void rs_pacer_refill(struct rs_sched *s, rs_time_ns now)
 static void refund(struct rs_sched *s, uint32_t a, int64_t tok, int64_t drr)
 {
 	struct rs_pacer *p = &s->pc;
-	double b = rs_pacer_burst(rs_full_rate(s));
+	double b = rs_pacer_burst(rs_pace_rate(s));
 
 	p->tokens += (double)tok;
 	if (p->tokens > b)
 		p->tokens = b;
+	rs_gate_charge(s, p->ac[a].cls, -(double)tok, p->t);
 	if (drr > 0 && p->ac[a].active)
 		p->ac[a].deficit += (double)drr;
 	if (s->cfg.pace_keep_share) {
@@ -562,6 +568,7 @@ static void overcharge(struct rs_sched *s, uint32_t a, uint64_t over)
 	struct rs_acct *e = &p->ac[a];
 
 	p->tokens -= (double)over;
+	rs_gate_charge(s, e->cls, (double)over, p->t);
 	if (s->cfg.pace_keep_share)
 		e->share_tokens -= (double)over;
 	if (e->active) {
@@ -798,6 +805,7 @@ static void dispatch(struct rs_sched *s, rs_time_ns now)
 			       left));
 		e->deficit -= g;
 		p->tokens -= g;
+		rs_gate_charge(s, e->cls, g, now);
 		if (s->cfg.pace_keep_share)
 			e->share_tokens -= g;
 		grant(s, e->head, (int64_t)g, true, now);
@@ -824,7 +832,7 @@ rs_time_ns rs_pacer_deadline(const struct rs_sched *s)
 		return earliest;
 	e = &p->ac[p->act_head];
 	need = head_need(s, e);
-	rate = rs_full_rate(s);
+	rate = rs_pace_rate(s);
 	lack = need - p->tokens;
 	t = p->t;
 	if (lack > 0)
@@ -1105,6 +1113,7 @@ static int64_t allowance(struct rs_sched *s, rs_flow f, uint64_t want,
 					     floor(left));
 
 		p->tokens -= (double)take;
+		rs_gate_charge(s, p->ac[e->acct].cls, (double)take, now);
 		if (s->cfg.pace_keep_share)
 			p->ac[e->acct].share_tokens -= (double)take;
 		e->allowed += take;

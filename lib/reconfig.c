@@ -323,6 +323,7 @@ int rs_reconfigure(struct rs_sched *s, const struct rs_config *cfg,
 	}
 	rs_tick(s, now);
 	rs_pacer_refill(s, now);	/* tokens up to now at the old rate */
+	rs_gate_detach(s);	/* by class index: the host attaches again */
 	rs_sc_flush(s);
 	/* give back what the old policy charged for taken, unreleased ones */
 	for (r = s->ghead; r != RS_NIL; r = s->req[r].gnext)

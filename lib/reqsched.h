@@ -426,6 +426,20 @@ double rs_share_claim(const struct rs_sched *s, double f);
 double rs_share_granted(const struct rs_sched *s, double f, double claimed,
 			unsigned n);
 int rs_set_link_share(struct rs_sched *s, double share, rs_time_ns now);
+/* Shared byte gates (the byte layer, gate.c): the workers' pacers read
+ * through one gate per class and one for the proxy, so that a class's share
+ * holds whichever worker serves its users. gates: RS_SHARE_GATES(classes)
+ * uint64_t, zeroed once, 8-byte aligned, where every worker reads and
+ * writes them (shared memory; the library changes them only with atomic
+ * compare-and-swap; the workers' clocks must agree). After
+ * rs_set_link_share(), at every update, with the rows rs_share_of() read:
+ *   rs_share_gates(s, gates, rows, n, now);
+ * NULL detaches them (so does a reconfigure); without gates each worker's
+ * pacer reads its share f of R, lending what its users leave to its own
+ * users only. */
+#define RS_SHARE_GATES(classes) (1 + (classes))
+int rs_share_gates(struct rs_sched *s, uint64_t *gates,
+		   const struct rs_share_row *rows, unsigned n, rs_time_ns now);
 
 
 /* Resource res of the server (cls < 0) or of class cls: capacity, units

@@ -25,7 +25,8 @@ from reqsched_tools.localnet import free_port
 from reqsched_tools.mgrpage import parse_mgr_kids
 from test_pacing import Reader
 
-GOLD_SRC = "127.0.0.2"
+GOLD_SRCS = ["127.0.0.2", "127.0.0.4"]
+GOLD_SRC = GOLD_SRCS[0]
 BRONZE_SRCS = ["127.0.0.3", "127.0.0.5", "127.0.0.6"]
 LINK_BPS = 16e6
 
@@ -42,7 +43,7 @@ class SmpSquid:
         self.ports = {kid: free_port() for kid in range(1, workers + 1)}
         per_worker = "".join(f"if ${{process_number}} = {kid}\nhttp_port 127.0.0.1:{port}\nendif\n"
                              for kid, port in self.ports.items())
-        acls = f"acl gold_src src {GOLD_SRC}\nacl bronze_src src {' '.join(BRONZE_SRCS)}\n"
+        acls = f"acl gold_src src {' '.join(GOLD_SRCS)}\nacl bronze_src src {' '.join(BRONZE_SRCS)}\n"
         sched = sched_conf(window=window, policy=policy, classes=(("gold", 3), ("bronze", 1)),
                            access=(("gold", "allow gold_src"), ("bronze", "allow bronze_src")),
                            link=link, more="request_sched_pacing on\nrequest_sched_long_transfer 64 KB\n" + more)
@@ -148,6 +149,32 @@ def test_bandwidth_a_worker_leaves_goes_to_the_others(squid_factory, origin):
     assert bronze_bps <= 1.2e6, bronze_bps
     assert gold_bps >= 0.98 * LINK_BPS - bronze_bps - 1.5e6, gold_bps     # well above 11.8
     assert shares[1] > 0.85, shares
+
+
+def test_a_class_share_holds_while_its_user_in_one_worker_waits(squid_factory, origin):
+    """Gold's user on kid1 reads from a server that sends 1 Mbit/s; gold's
+    other user, on kid2, and a bronze user on kid1 read bulk downloads. The
+    proxy's weights: gold 6/7 of U+ C (two users of weight 3), bronze 1/7.
+    With the shared byte gates (patch 48) what kid1's gold user leaves goes
+    to gold's user on kid2 (about 12.4 Mbit/s; bronze 2.2); without them
+    kid1's pacer lent it to its own bronze user (its share 4/7: bronze
+    about 8, gold on kid2 6.7 Mbit/s)."""
+    with SmpSquid(squid_factory, 2, window="fixed 4") as smp:
+        readers = [Reader(smp.ports[1], GOLD_SRC, url=origin.url("/smp-g/gold-slow", size="200m",
+                                                                 rate_bps=1_000_000)),
+                   Reader(smp.ports[2], GOLD_SRCS[1], url=origin.url("/smp-g/gold/0", size="200m")),
+                   Reader(smp.ports[2], GOLD_SRCS[1], url=origin.url("/smp-g/gold/1", size="200m"))]
+        readers += [Reader(smp.ports[1], BRONZE_SRCS[0], url=origin.url(f"/smp-g/bronze/{i}", size="200m"))
+                    for i in range(2)]
+        by_src, dt, shares, used = _per_address(smp, readers, warmup=3.0, span=6.0)
+        gated = {int(w["kid"]): w["gates"] for w in smp.pages()[1]["workers"]}
+    gold_bps = by_src[GOLD_SRCS[1]] * 8 / dt
+    bronze_bps = by_src[BRONZE_SRCS[0]] * 8 / dt
+    print(f"gold on kid2 {gold_bps / 1e6:.2f} Mbit/s, bronze on kid1 {bronze_bps / 1e6:.2f} Mbit/s, "
+          f"shares {shares}, gates {gated}")
+    assert gated == {1: "yes", 2: "yes"}, gated
+    assert gold_bps >= 0.6 * 0.98 * LINK_BPS, gold_bps        # 6.7 Mbit/s without the gates
+    assert bronze_bps <= 0.25 * 0.98 * LINK_BPS, bronze_bps   # 8 Mbit/s without them
 
 
 def _slow_requests(port: int, src: str, origin, tag: str, n: int, hold_ms: int) -> h.Background:

@@ -123,6 +123,7 @@ Suite *suite_admission(void);
 Suite *suite_slotage(void);
 Suite *suite_mqos(void);
 Suite *suite_share(void);
+Suite *suite_gate(void);
 Suite *suite_costlearn(void);
 
 #endif

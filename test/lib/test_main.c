@@ -20,6 +20,7 @@ int main(void)
 	srunner_add_suite(sr, suite_slotage());
 	srunner_add_suite(sr, suite_mqos());
 	srunner_add_suite(sr, suite_share());
+	srunner_add_suite(sr, suite_gate());
 	srunner_add_suite(sr, suite_costlearn());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_gate.c - SMP byte gates (gate.c): two workers' pacers reading
+ * through one table of gates. Link 8 Mbit/s, U+ = 0.98: the proxy's
+ * R = 980,000 bytes/s. msf, classes gold (weight 4) and bronze (weight 1).
+ * Worker A serves a gold user who waits for its server (its flow is open
+ * and never asks) and a backlogged bronze user; worker B a backlogged gold
+ * user. Shares (share.c): A 5/9, B 4/9. The proxy's weights: gold 8/9
+ * (two users of 4), bronze 1/9.
+ */
+#include <math.h>
+
+#include "harness.h"
+
+#define RUN (2 * SEC)
+
+static void no_wake(void *ctx, rs_flow f, void *cookie)
+{
+	(void)ctx;
+	(void)f;
+	(void)cookie;
+}
+
+static struct rs_sched *new_worker(struct rec *rec)
+{
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_FIXED);
+	struct rs_sched *s;
+
+	cfg.pacing = true;
+	cfg.update_interval = 60 * SEC;	/* every timer is the pacer's */
+	s = rs_new(&cfg, rec_release, rec);
+	ck_assert_ptr_nonnull(s);
+	rs_set_wake(s, no_wake);
+	ck_assert_int_eq(rs_class_add(s, "gold", 4), 0);
+	ck_assert_int_eq(rs_class_add(s, "bronze", 1), 1);
+	return s;
+}
+
+static rs_flow open_flow(struct rs_sched *s, int cls, uint64_t user)
+{
+	rs_flow f = 0;
+
+	ck_assert_int_eq(rs_flow_open(s, 0, cls, user, NULL, 0, &f), 0);
+	return f;
+}
+
+/* Flow f reads all it is allowed, 9,800 bytes at a time; returns it. */
+static uint64_t read_all(struct rs_sched *s, rs_flow f, rs_time_ns now)
+{
+	uint64_t got = 0;
+	int64_t g;
+
+	while ((g = rs_flow_allowance(s, f, 9800, now)) > 0) {
+		ck_assert_int_eq(rs_flow_read(s, f, (uint64_t)g, now), 0);
+		got += (uint64_t)g;
+	}
+	ck_assert_int_eq(g, 0);
+	return got;
+}
+
+/* Runs both workers for RUN, each from deadline to deadline, with or
+ * without gates, B's gold user reading or waiting for its server too; the
+ * bytes bronze (A) and gold (B) read. */
+static void run_two(bool gates, bool gold_reads, uint64_t *bronze,
+		    uint64_t *gold)
+{
+	struct rec ra = { 0 }, rb = { 0 };
+	struct rs_sched *a = new_worker(&ra), *b = new_worker(&rb);
+	uint32_t ua[] = { 1, 1 }, ub[] = { 1, 0 };
+	struct rs_share_row rows[] = { { ua, 0, 0, true }, { ub, 0, 0, true } };
+	uint64_t table[RS_SHARE_GATES(2)] = { 0 };
+	rs_flow fb, fg;
+	rs_time_ns now = 0;
+
+	(void)open_flow(a, 0, 1);	/* waits for its server */
+	fb = open_flow(a, 1, 2);
+	fg = open_flow(b, 0, 3);
+	ck_assert_int_eq(rs_set_link_share(a, rs_share_of(a, rows, 2, 0), 0), 0);
+	ck_assert_int_eq(rs_set_link_share(b, rs_share_of(b, rows, 2, 1), 0), 0);
+	if (gates) {
+		ck_assert_int_eq(rs_share_gates(a, table, rows, 2, 0), 0);
+		ck_assert_int_eq(rs_share_gates(b, table, rows, 2, 0), 0);
+	}
+	*bronze = *gold = 0;
+	for (;;) {
+		rs_time_ns ta, tb;
+
+		*bronze += read_all(a, fb, now);
+		if (gold_reads)
+			*gold += read_all(b, fg, now);
+		ta = rs_next_deadline(a);
+		tb = rs_next_deadline(b);
+		now = ta < tb ? ta : tb;
+		ck_assert(now != UINT64_MAX);
+		if (now > RUN)
+			break;
+		if (ta == now)
+			rs_on_timer(a, now);
+		if (tb == now)
+			rs_on_timer(b, now);
+	}
+	rs_free(a);
+	rs_free(b);
+}
+
+/* With gates, gold's share goes to its user in B while A's gold user waits:
+ * bronze reads its 1/9 of R and gold 8/9, and together they read R (no
+ * less than 95 % of it over 2 s; the gates start full). Without them, A's
+ * pacer lends gold's part of its 5/9 to bronze: bronze reads 5/9 of R,
+ * gold 4/9. */
+START_TEST(gates_keep_a_class_share_across_workers)
+{
+	uint64_t bronze, gold;
+	double r = 980000.0 * RUN / SEC;
+
+	run_two(true, true, &bronze, &gold);
+	ck_assert_double_ge((double)(bronze + gold), 0.95 * r);
+	ck_assert_double_le((double)(bronze + gold), 1.02 * r);
+	ck_assert_double_eq_tol((double)bronze / (double)(bronze + gold),
+				1.0 / 9, 0.02);
+
+	run_two(false, true, &bronze, &gold);
+	ck_assert_double_eq_tol((double)bronze / (double)(bronze + gold),
+				5.0 / 9, 0.02);
+}
+END_TEST
+
+/* Both gold users wait for their servers: bronze borrows what the proxy's
+ * gate holds beyond the classes' use, all of R (A's own bucket refills at
+ * R with gates); without gates it reads A's 5/9 of R until the next
+ * update. */
+START_TEST(gates_lend_the_spare_to_any_class)
+{
+	uint64_t bronze, gold;
+	double r = 980000.0 * RUN / SEC;
+
+	run_two(true, false, &bronze, &gold);
+	ck_assert_uint_eq(gold, 0);
+	ck_assert_double_ge((double)bronze, 0.95 * r);
+	ck_assert_double_le((double)bronze, 1.02 * r);
+
+	run_two(false, false, &bronze, &gold);
+	ck_assert_double_eq_tol((double)bronze / r, 5.0 / 9, 0.02);
+}
+END_TEST
+
+Suite *suite_gate(void)
+{
+	Suite *s = suite_create("gate");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, gates_keep_a_class_share_across_workers);
+	tcase_add_test(tc, gates_lend_the_spare_to_any_class);
+	suite_add_tcase(s, tc);
+	return s;
+}
