@@ -343,6 +343,13 @@ struct rs_acct {
 	rs_time_ns t_share;
 };
 
+/* A class's gates (gate.c): its part p_c of R over the whole proxy, this
+ * worker's part of that (its users'), and this worker's own gate. */
+struct rs_gate_cls {
+	double part, own;	/* of R */
+	uint64_t own_tat;	/* the own gate's GCRA time */
+};
+
 struct rs_pacer {
 	struct rs_flow_ent *fl;
 	uint32_t nfl, fl_cap, fl_free;
@@ -493,8 +500,8 @@ struct rs_sched {
 	struct {		/* SMP: the workers' shared byte gates (gate.c) */
 		uint64_t *tat;	/* [0] the proxy's, [1 + c] class c's; the
 				 * host's memory; NULL: none */
-		double *part;	/* p_c: class c's part of R */
-		uint32_t ncls;	/* classes part[] has room for */
+		struct rs_gate_cls *cls;	/* per class */
+		uint32_t ncls;	/* classes cls[] has room for */
 	} gate;
 	uint64_t st_link, st_proxied, st_exc;	/* last completed interval */
 	double st_interval;
@@ -767,7 +774,7 @@ void rs_gate_charge(struct rs_sched *s, uint32_t cls, double n, rs_time_ns now);
 rs_time_ns rs_gate_ready(const struct rs_sched *s, uint32_t cls, double need,
 			 rs_time_ns now);
 int rs_gate_attach(struct rs_sched *s, uint64_t *gates,
-		   const struct rs_share_row *rows, unsigned n);
+		   const struct rs_share_row *rows, unsigned n, unsigned self);
 void rs_gate_detach(struct rs_sched *s);
 void rs_pacer_cap(struct rs_sched *s);
 rs_time_ns rs_pacer_deadline(const struct rs_sched *s);

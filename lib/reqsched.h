@@ -433,13 +433,14 @@ int rs_set_link_share(struct rs_sched *s, double share, rs_time_ns now);
  * writes them (shared memory; the library changes them only with atomic
  * compare-and-swap; the workers' clocks must agree). After
  * rs_set_link_share(), at every update, with the rows rs_share_of() read:
- *   rs_share_gates(s, gates, rows, n, now);
+ *   rs_share_gates(s, gates, rows, n, self, now);
  * NULL detaches them (so does a reconfigure); without gates each worker's
  * pacer reads its share f of R, lending what its users leave to its own
  * users only. */
 #define RS_SHARE_GATES(classes) (1 + (classes))
 int rs_share_gates(struct rs_sched *s, uint64_t *gates,
-		   const struct rs_share_row *rows, unsigned n, rs_time_ns now);
+		   const struct rs_share_row *rows, unsigned n, unsigned self,
+		   rs_time_ns now);
 
 
 /* Resource res of the server (cls < 0) or of class cls: capacity, units

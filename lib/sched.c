@@ -156,7 +156,7 @@ void rs_free(struct rs_sched *s)
 		free(s->cls[c].name);
 	free(s->cls);
 	free(s->cres);
-	free(s->gate.part);
+	free(s->gate.cls);
 	rs_names_free(&s->byname);
 	free(s->req);
 	free(s->rq);

@@ -319,19 +319,20 @@ int rs_set_link_share(struct rs_sched *s, double share, rs_time_ns now)
 }
 
 int rs_share_gates(struct rs_sched *s, uint64_t *gates,
-		   const struct rs_share_row *rows, unsigned n, rs_time_ns now)
+		   const struct rs_share_row *rows, unsigned n, unsigned self,
+		   rs_time_ns now)
 {
 	int err = rs_entry_err(s);
 
 	if (err)
 		return err;
-	if (gates && (!rows || !n || n > RS_SHARE_MAX_WORKERS ||
+	if (gates && (!rows || self >= n || n > RS_SHARE_MAX_WORKERS ||
 		      ((uintptr_t)gates & 7)))
 		return RS_EINVAL;
 	rs_advance(s, now);
 	rs_pacer_refill(s, now);	/* the tokens up to now at the old rate */
 	if (gates)
-		err = rs_gate_attach(s, gates, rows, n);
+		err = rs_gate_attach(s, gates, rows, n, self);
 	else
 		rs_gate_detach(s);
 	rs_pacer_cap(s);		/* the bucket of the new rate */

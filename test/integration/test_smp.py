@@ -156,9 +156,11 @@ def test_a_class_share_holds_while_its_user_in_one_worker_waits(squid_factory, o
     other user, on kid2, and a bronze user on kid1 read bulk downloads. The
     proxy's weights: gold 6/7 of U+ C (two users of weight 3), bronze 1/7.
     With the shared byte gates (patch 48) what kid1's gold user leaves goes
-    to gold's user on kid2 (about 12.4 Mbit/s; bronze 2.2); without them
-    kid1's pacer lent it to its own bronze user (its share 4/7: bronze
-    about 8, gold on kid2 6.7 Mbit/s)."""
+    to gold's user on kid2 and kid1's gold user keeps its 1 Mbit/s (measured
+    12.44, 1.00, bronze 2.24 Mbit/s); without them kid1's pacer lent it to
+    its own bronze user (kid1's share 4/7: gold on kid2 6.72, bronze 7.96),
+    and with the two shared gates alone kid2's user, which needs less for a
+    grant, took all of gold's gate (kid1's gold user: 0.00)."""
     with SmpSquid(squid_factory, 2, window="fixed 4") as smp:
         readers = [Reader(smp.ports[1], GOLD_SRC, url=origin.url("/smp-g/gold-slow", size="200m",
                                                                  rate_bps=1_000_000)),
@@ -168,13 +170,15 @@ def test_a_class_share_holds_while_its_user_in_one_worker_waits(squid_factory, o
                     for i in range(2)]
         by_src, dt, shares, used = _per_address(smp, readers, warmup=3.0, span=6.0)
         gated = {int(w["kid"]): w["gates"] for w in smp.pages()[1]["workers"]}
+    slow_bps = by_src[GOLD_SRC] * 8 / dt
     gold_bps = by_src[GOLD_SRCS[1]] * 8 / dt
     bronze_bps = by_src[BRONZE_SRCS[0]] * 8 / dt
-    print(f"gold on kid2 {gold_bps / 1e6:.2f} Mbit/s, bronze on kid1 {bronze_bps / 1e6:.2f} Mbit/s, "
-          f"shares {shares}, gates {gated}")
+    print(f"gold on kid1 {slow_bps / 1e6:.2f} Mbit/s, gold on kid2 {gold_bps / 1e6:.2f} Mbit/s, "
+          f"bronze on kid1 {bronze_bps / 1e6:.2f} Mbit/s, shares {shares}, gates {gated}")
     assert gated == {1: "yes", 2: "yes"}, gated
-    assert gold_bps >= 0.6 * 0.98 * LINK_BPS, gold_bps        # 6.7 Mbit/s without the gates
-    assert bronze_bps <= 0.25 * 0.98 * LINK_BPS, bronze_bps   # 8 Mbit/s without them
+    assert slow_bps >= 0.85e6, slow_bps                       # 0.00 with the shared gates alone
+    assert gold_bps >= 0.6 * 0.98 * LINK_BPS, gold_bps        # 6.72 Mbit/s without the gates
+    assert bronze_bps <= 0.25 * 0.98 * LINK_BPS, bronze_bps   # 7.96 Mbit/s without them
 
 
 def _slow_requests(port: int, src: str, origin, tag: str, n: int, hold_ms: int) -> h.Background:

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_gate.c - SMP byte gates (gate.c): two workers' pacers reading
- * through one table of gates. Link 8 Mbit/s, U+ = 0.98: the proxy's
- * R = 980,000 bytes/s. msf, classes gold (weight 4) and bronze (weight 1).
+ * through one table of gates. Link 80 Mbit/s, U+ = 0.98: the proxy's
+ * R = 9,800,000 bytes/s. msf, classes gold (weight 4) and bronze (weight 1).
  * Worker A serves a gold user who waits for its server (its flow is open
  * and never asks) and a backlogged bronze user; worker B a backlogged gold
  * user. Shares (share.c): A 5/9, B 4/9. The proxy's weights: gold 8/9
@@ -26,6 +26,7 @@ static struct rs_sched *new_worker(struct rec *rec)
 	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_FIXED);
 	struct rs_sched *s;
 
+	cfg.link_bps = 80000000;
 	cfg.pacing = true;
 	cfg.update_interval = 60 * SEC;	/* every timer is the pacer's */
 	s = rs_new(&cfg, rec_release, rec);
@@ -58,46 +59,70 @@ static uint64_t read_all(struct rs_sched *s, rs_flow f, rs_time_ns now)
 	return got;
 }
 
+/* A's gold user: 0 (waits for its server), or bytes/s its server sends
+ * every 10 ms: it then asks for a buffer (16 KB, as Squid) and reads what
+ * came. */
+struct slow_reader {
+	double rate;
+	uint64_t got;
+};
+
 /* Runs both workers for RUN, each from deadline to deadline, with or
- * without gates, B's gold user reading or waiting for its server too; the
- * bytes bronze (A) and gold (B) read. */
-static void run_two(bool gates, bool gold_reads, uint64_t *bronze,
-		    uint64_t *gold)
+ * without gates, A's gold user slow or waiting for its server, B's gold
+ * user reading or waiting too; the bytes bronze (A) and gold (B) read. */
+static void run_two(bool gates, struct slow_reader *slow, bool gold_reads,
+		    uint64_t *bronze, uint64_t *gold)
 {
 	struct rec ra = { 0 }, rb = { 0 };
 	struct rs_sched *a = new_worker(&ra), *b = new_worker(&rb);
 	uint32_t ua[] = { 1, 1 }, ub[] = { 1, 0 };
 	struct rs_share_row rows[] = { { ua, 0, 0, true }, { ub, 0, 0, true } };
 	uint64_t table[RS_SHARE_GATES(2)] = { 0 };
-	rs_flow fb, fg;
-	rs_time_ns now = 0;
+	rs_flow fs, fb, fg;
+	rs_time_ns now = 0, tick = 0;
+	double due = 0;
 
-	(void)open_flow(a, 0, 1);	/* waits for its server */
+	fs = open_flow(a, 0, 1);
 	fb = open_flow(a, 1, 2);
 	fg = open_flow(b, 0, 3);
 	ck_assert_int_eq(rs_set_link_share(a, rs_share_of(a, rows, 2, 0), 0), 0);
 	ck_assert_int_eq(rs_set_link_share(b, rs_share_of(b, rows, 2, 1), 0), 0);
 	if (gates) {
-		ck_assert_int_eq(rs_share_gates(a, table, rows, 2, 0), 0);
-		ck_assert_int_eq(rs_share_gates(b, table, rows, 2, 0), 0);
+		ck_assert_int_eq(rs_share_gates(a, table, rows, 2, 0, 0), 0);
+		ck_assert_int_eq(rs_share_gates(b, table, rows, 2, 1, 0), 0);
 	}
-	*bronze = *gold = 0;
+	*bronze = *gold = slow->got = 0;
 	for (;;) {
 		rs_time_ns ta, tb;
 
-		*bronze += read_all(a, fb, now);
-		if (gold_reads)
+		if (gold_reads)		/* B first: it wins every tie */
 			*gold += read_all(b, fg, now);
+		if (now >= tick && slow->rate > 0) {	/* its server sent */
+			due += slow->rate / 100;
+			tick += SEC / 100;
+		}
+		if (due >= 1) {	/* asks for a buffer, reads what came */
+			int64_t g = rs_flow_allowance(a, fs, 16384, now);
+			uint64_t n = (uint64_t)fmin((double)g, floor(due));
+
+			ck_assert_int_ge(g, 0);
+			ck_assert_int_eq(rs_flow_read(a, fs, n, now), 0);
+			due -= (double)n;
+			slow->got += n;
+		}
+		*bronze += read_all(a, fb, now);
 		ta = rs_next_deadline(a);
 		tb = rs_next_deadline(b);
 		now = ta < tb ? ta : tb;
+		if (slow->rate > 0 && tick < now)
+			now = tick;
 		ck_assert(now != UINT64_MAX);
 		if (now > RUN)
 			break;
-		if (ta == now)
-			rs_on_timer(a, now);
 		if (tb == now)
 			rs_on_timer(b, now);
+		if (ta == now)
+			rs_on_timer(a, now);
 	}
 	rs_free(a);
 	rs_free(b);
@@ -110,16 +135,17 @@ static void run_two(bool gates, bool gold_reads, uint64_t *bronze,
  * gold 4/9. */
 START_TEST(gates_keep_a_class_share_across_workers)
 {
+	struct slow_reader waits = { 0, 0 };
 	uint64_t bronze, gold;
-	double r = 980000.0 * RUN / SEC;
+	double r = 9800000.0 * RUN / SEC;
 
-	run_two(true, true, &bronze, &gold);
+	run_two(true, &waits, true, &bronze, &gold);
 	ck_assert_double_ge((double)(bronze + gold), 0.95 * r);
 	ck_assert_double_le((double)(bronze + gold), 1.02 * r);
 	ck_assert_double_eq_tol((double)bronze / (double)(bronze + gold),
 				1.0 / 9, 0.02);
 
-	run_two(false, true, &bronze, &gold);
+	run_two(false, &waits, true, &bronze, &gold);
 	ck_assert_double_eq_tol((double)bronze / (double)(bronze + gold),
 				5.0 / 9, 0.02);
 }
@@ -131,16 +157,36 @@ END_TEST
  * update. */
 START_TEST(gates_lend_the_spare_to_any_class)
 {
+	struct slow_reader waits = { 0, 0 };
 	uint64_t bronze, gold;
-	double r = 980000.0 * RUN / SEC;
+	double r = 9800000.0 * RUN / SEC;
 
-	run_two(true, false, &bronze, &gold);
+	run_two(true, &waits, false, &bronze, &gold);
 	ck_assert_uint_eq(gold, 0);
 	ck_assert_double_ge((double)bronze, 0.95 * r);
 	ck_assert_double_le((double)bronze, 1.02 * r);
 
-	run_two(false, false, &bronze, &gold);
+	run_two(false, &waits, false, &bronze, &gold);
 	ck_assert_double_eq_tol((double)bronze / r, 5.0 / 9, 0.02);
+}
+END_TEST
+
+/* A's gold user reads from a server that sends 1,000,000 bytes/s, below
+ * its part of gold (R 4/9 = 4,355,556): it gets all of it, although
+ * gold's user in B needs less for a grant (q = R 4/9 * 2 ms, A's R 5/9 *
+ * 2 ms), so it is woken first whenever gold's gate fills (its own gate;
+ * without it A's user got nothing in Squid, and 3.5 % here); B's gold user
+ * gets the rest of gold's 8/9, bronze its 1/9. */
+START_TEST(gates_keep_a_slow_users_part)
+{
+	struct slow_reader slow = { 1000000, 0 };
+	uint64_t bronze, gold;
+	double r = 9800000.0 * RUN / SEC;
+
+	run_two(true, &slow, true, &bronze, &gold);
+	ck_assert_double_ge((double)slow.got, 0.95 * 1000000 * RUN / SEC);
+	ck_assert_double_eq_tol((double)bronze / r, 1.0 / 9, 0.02);
+	ck_assert_double_eq_tol((double)(gold + slow.got) / r, 8.0 / 9, 0.03);
 }
 END_TEST
 
@@ -151,6 +197,7 @@ Suite *suite_gate(void)
 
 	tcase_add_test(tc, gates_keep_a_class_share_across_workers);
 	tcase_add_test(tc, gates_lend_the_spare_to_any_class);
+	tcase_add_test(tc, gates_keep_a_slow_users_part);
 	suite_add_tcase(s, tc);
 	return s;
 }
