@@ -125,6 +125,8 @@ struct world {
 	int nfl;
 	uint64_t bytes;			/* every byte counted */
 	uint64_t share_bytes;		/* bytes at the previous share sample */
+	uint64_t gates[RS_SHARE_GATES(MAXCLS)];	/* shared with a phantom
+						 * second worker */
 	rs_time_ns share_t;		/* its time, 0 before the first */
 	uint64_t cbytes[NAMES];		/* per class name */
 	enum rs_link_source src;
@@ -377,7 +379,7 @@ static void check_pacer(struct world *w)
 	rs_time_ns last = 0;
 	int i, c;
 
-	if (p->tokens > fmax(2 * 1448.0, rs_full_rate(s) * 0.005) + 1e-6)
+	if (p->tokens > fmax(2 * 1448.0, rs_pace_rate(s) * 0.005) + 1e-6)
 		FAIL(w, "tokens %.3f above the bucket", p->tokens);
 	if (p->nfl > sizeof(seen))
 		FAIL(w, "flow slots %u", p->nfl);
@@ -1279,6 +1281,32 @@ static void share_property(struct world *w, uint32_t ncls)
 		FAIL(w, "no users: share %g, not 1/%u", rs_share_of(w->s, rows, n, 0), n);
 }
 
+/* The byte gates (1 in 4 detached), shared with a phantom second worker
+ * whose users are random and whose reads moved some gates up to 200 ms
+ * ahead. */
+static void share_gates(struct world *w, struct rs_share_row *mine)
+{
+	uint32_t other[MAXCLS];
+	struct rs_share_row rows[2];
+	int c, ncls = rs_class_count(w->s);
+
+	if (below(w, 4) == 0) {
+		if (rs_share_gates(w->s, NULL, NULL, 0, 0, w->now))
+			FAIL(w, "detach gates");
+		return;
+	}
+	for (c = 0; c < ncls; c++)
+		other[c] = (uint32_t)below(w, 3);
+	for (c = 0; c <= ncls; c++)
+		if (below(w, 4) == 0)
+			w->gates[c] = w->now + below(w, 200) * 1000000ULL;
+	rows[0] = *mine;
+	rows[1] = *mine;
+	rows[1].users = other;
+	if (rs_share_gates(w->s, w->gates, rows, 2, 0, w->now))
+		FAIL(w, "share gates");
+}
+
 /* An SMP worker's update: sample its row, take a new share of the link
  * (1 in 8: a share out of range, refused without a change); and the
  * shares of random tables. */
@@ -1319,6 +1347,7 @@ static void ev_share(struct world *w)
 		FAIL(w, "set link share %g", share);
 	if (gstats_share(w) != share)
 		FAIL(w, "link share not taken");
+	share_gates(w, &row);
 }
 
 static void ev_link(struct world *w)
