@@ -475,7 +475,7 @@ static void check_pacer(const struct rs_sched *s, const char *op)
 	uint64_t clamps = 0;
 	rs_time_ns last = 0;
 	/* kept shares: S_a <= R <= C * max(U+, 0.05), 20 ms of it */
-	double share_max = fmax(2 * 1448.0, (double)s->cfg.link_bps / 8 *
+	double share_max = fmax(2 * RS_MSS, (double)s->cfg.link_bps / 8 *
 				fmax(s->cfg.target_util, 0.05) * 0.02);
 
 	ASSERT("pacer", p->tokens <=
@@ -496,6 +496,7 @@ static void check_pacer(const struct rs_sched *s, const char *op)
 	ASSERT("pacer", waiting == p->waiting);
 	ASSERT("pacer", s->cfg.pace_keep_share || s->gate.tat ||
 	       !p->share_refill);
+	ASSERT("pacer", !s->gate.tat || s->gate.ncls == s->ncls);
 	for (a = 0; a < p->nac; a++) {
 		const struct rs_acct *e = &p->ac[a];
 

@@ -318,6 +318,8 @@ struct rs_flow_ent {
 	rs_time_ns rtt_min;	/* least RTT rs_flow_clamp() was given (0: none) */
 	uint8_t state;
 	uint8_t grant_drr;	/* GRANTED: the grant was charged to the deficit */
+	uint8_t gate_from;	/* the gate its last grant or allowance was
+				 * taken from (gate.c), for its refunds */
 };
 
 /* A DRR account: (class, user) under msf, a class under rfq and drr. It
@@ -343,11 +345,12 @@ struct rs_acct {
 	rs_time_ns t_share;
 };
 
-/* A class's gates (gate.c): its part p_c of R over the whole proxy, this
- * worker's part of that (its users'), and this worker's own gate. */
+/* A class's gates (gate.c): p_c, its part of R over the whole proxy;
+ * p_c n_c / N_c, the part of R this worker's users of it are due (its own
+ * gate's rate over R); the own gate's GCRA time. */
 struct rs_gate_cls {
-	double part, own;	/* of R */
-	uint64_t own_tat;	/* the own gate's GCRA time */
+	double part, own;
+	uint64_t own_tat;
 };
 
 struct rs_pacer {
@@ -766,11 +769,14 @@ void rs_pacer_timer(struct rs_sched *s, rs_time_ns now);
 void rs_pacer_refill(struct rs_sched *s, rs_time_ns now);
 
 /* gate.c: SMP byte gates (no-ops without them). Bytes class cls may read
- * now (HUGE_VAL without gates); charge (n > 0) or give back (n < 0) n
- * bytes; when need bytes will be there; use gates with the class parts of
- * the rows (rs_share_gates()); drop them (reconfigure). */
+ * now (HUGE_VAL without gates); charge n bytes (returns the gate they were
+ * taken from) and give them back to it; when need bytes will be there; use
+ * gates with the class parts of the rows (rs_share_gates()); drop them
+ * (reconfigure, a class added). */
 double rs_gate_left(const struct rs_sched *s, uint32_t cls, rs_time_ns now);
-void rs_gate_charge(struct rs_sched *s, uint32_t cls, double n, rs_time_ns now);
+int rs_gate_charge(struct rs_sched *s, uint32_t cls, double n, rs_time_ns now);
+void rs_gate_refund(struct rs_sched *s, uint32_t cls, int from, double n,
+		    rs_time_ns now);
 rs_time_ns rs_gate_ready(const struct rs_sched *s, uint32_t cls, double need,
 			 rs_time_ns now);
 int rs_gate_attach(struct rs_sched *s, uint64_t *gates,
@@ -792,6 +798,9 @@ int rs_class_reserve(struct rs_sched *s, uint32_t n);
 void rs_class_init(struct rs_class *k, char *name, double weight);
 void rs_cres_init(struct rs_cres *r);
 bool rs_weight_ok(double w);
+#define RS_MSS 1448.0	/* the byte layer's segment: Ethernet's TCP MSS with
+			 * timestamps */
+
 /* This scheduler's C, bytes/s: its share of the link (share.c). */
 static inline double rs_link_Bps(const struct rs_sched *s)
 {
@@ -839,7 +848,7 @@ static inline void rs_policy_refund(struct rs_sched *s, uint32_t r)
 /* The pacer's bucket B at rate R: two segments or 5 ms of R. */
 static inline double rs_pacer_burst(double rate)
 {
-	return rate * 0.005 > 2 * 1448.0 ? rate * 0.005 : 2 * 1448.0;
+	return rate * 0.005 > 2 * RS_MSS ? rate * 0.005 : 2 * RS_MSS;
 }
 
 /* slotage.c's window list (inline: every release and end takes a slot and

@@ -7,7 +7,9 @@
  * Rate and bucket:  R = max(5 % of C, U+ * C - exceptive rate)  (bytes/s,
  *   rs_full_rate()); tokens refill at R, capped at B = max(2 MSS, R * 5 ms);
  *   they start full and may go negative only when a flow reads more than
- *   it was allowed.
+ *   it was allowed. With SMP byte gates (gate.c) the bucket refills at the
+ *   whole proxy's R (rs_pace_rate()) and every grant is also taken from
+ *   the gates, tested with the kept shares (share_left(), share_ready()).
  * Accounts: msf: one per (class, user); rfq, drr: one per class; weight
  *   w_class; an account exists while it has open flows.
  * Presence: an account is present while a flow bound to a request is open
@@ -61,7 +63,8 @@
  *     classes of nflows; window_bytes = sum of the clamps of open flows;
  *   - kept shares: share_tokens <= D_a as of the account's last refill
  *     (so <= max(2 MSS, 20 ms of C * max(U+, 0.05)), which check.c
- *     checks), share_refill = 0 when the flag is off.
+ *     checks), share_refill = 0 when the flag is off and there are no
+ *     gates.
  *
  * Receive window (rs_flow_clamp()): 2 R rtt times the flow's share of the
  *   weights of the accounts with open flows, or more for a flow that reads
@@ -102,7 +105,6 @@
 
 #include "internal.h"
 
-#define MSS 1448.0
 #define GRANT_TTL RS_NSEC_PER_SEC		/* unused grants are reclaimed */
 #define PRESENT_TTL RS_NSEC_PER_SEC		/* a reader stays present */
 #define MIN_WAIT (RS_NSEC_PER_SEC / 1000)	/* timer granularity: 1 ms */
@@ -132,7 +134,7 @@ static double lend(const struct rs_class *k)
  * 5 KB at 20). */
 static double base_quantum(const struct rs_sched *s)
 {
-	return fmax(MSS, rs_full_rate(s) * 0.002);
+	return fmax(RS_MSS, rs_full_rate(s) * 0.002);
 }
 
 static double quantum(const struct rs_sched *s, const struct rs_acct *a)
@@ -154,7 +156,7 @@ static double share_rate(const struct rs_sched *s, const struct rs_acct *a)
 
 static double share_depth(double rate)
 {
-	return fmax(2 * MSS, rate * (double)SHARE_DEPTH / RS_NSEC_PER_SEC);
+	return fmax(2 * RS_MSS, rate * (double)SHARE_DEPTH / RS_NSEC_PER_SEC);
 }
 
 /* What a flow of account a asking for want bytes needs before it is
@@ -537,17 +539,19 @@ void rs_pacer_refill(struct rs_sched *s, rs_time_ns now)
 		p->tokens = b;
 }
 
-/* Unused bytes come back: tok to the tokens, drr of them to the deficit
- * of account a if it is still in the round. */
-static void refund(struct rs_sched *s, uint32_t a, int64_t tok, int64_t drr)
+/* Unused bytes of flow f come back: tok to the tokens and the gates they
+ * were taken from, drr of them to the deficit of its account if it is
+ * still in the round. */
+static void refund(struct rs_sched *s, uint32_t f, int64_t tok, int64_t drr)
 {
 	struct rs_pacer *p = &s->pc;
+	uint32_t a = p->fl[f].acct;
 	double b = rs_pacer_burst(rs_pace_rate(s));
 
 	p->tokens += (double)tok;
 	if (p->tokens > b)
 		p->tokens = b;
-	rs_gate_charge(s, p->ac[a].cls, -(double)tok, p->t);
+	rs_gate_refund(s, p->ac[a].cls, p->fl[f].gate_from, (double)tok, p->t);
 	if (drr > 0 && p->ac[a].active)
 		p->ac[a].deficit += (double)drr;
 	if (s->cfg.pace_keep_share) {
@@ -568,7 +572,7 @@ static void overcharge(struct rs_sched *s, uint32_t a, uint64_t over)
 	struct rs_acct *e = &p->ac[a];
 
 	p->tokens -= (double)over;
-	rs_gate_charge(s, e->cls, (double)over, p->t);
+	(void)rs_gate_charge(s, e->cls, (double)over, p->t);
 	if (s->cfg.pace_keep_share)
 		e->share_tokens -= (double)over;
 	if (e->active) {
@@ -660,7 +664,7 @@ static bool flow_fits(const struct rs_sched *s)
 	double hold = rs_full_rate(s) *
 		      (double)(base_rtt(&s->pc) + QUEUE_ROOM) / RS_NSEC_PER_SEC;
 
-	return (double)(s->pc.open + 1) * 2 * MSS <= hold;
+	return (double)(s->pc.open + 1) * 2 * RS_MSS <= hold;
 }
 
 /* Some class with requests queued at admission read below AT_RATE of its
@@ -720,7 +724,7 @@ static void pacer_advance(struct rs_sched *s, rs_time_ns now)
 			break;
 		gr_cut(p, f);
 		if (s->cfg.pacing)
-			refund(s, e->acct, g, drr);
+			refund(s, f, g, drr);
 	}
 }
 
@@ -805,7 +809,8 @@ static void dispatch(struct rs_sched *s, rs_time_ns now)
 			       left));
 		e->deficit -= g;
 		p->tokens -= g;
-		rs_gate_charge(s, e->cls, g, now);
+		p->fl[e->head].gate_from = (uint8_t)rs_gate_charge(s, e->cls, g,
+								     now);
 		if (s->cfg.pace_keep_share)
 			e->share_tokens -= g;
 		grant(s, e->head, (int64_t)g, true, now);
@@ -1001,7 +1006,7 @@ int rs_flow_close(struct rs_sched *s, rs_flow f, rs_time_ns now)
 
 		gr_cut(p, i);
 		if (s->cfg.pacing)
-			refund(s, e->acct, g, drr);
+			refund(s, i, g, drr);
 	} else if (e->state == RS_FL_WAITING) {
 		fifo_cut(p, i);
 		if (!p->ac[e->acct].nwait && p->ac[e->acct].active)
@@ -1037,7 +1042,7 @@ static int64_t take_grant(struct rs_sched *s, uint32_t i, uint64_t want)
 	if (drr)
 		e->allowed_drr += take;
 	if (s->cfg.pacing && take < g)
-		refund(s, e->acct, g - take, drr ? g - take : 0);
+		refund(s, i, g - take, drr ? g - take : 0);
 	return take;
 }
 
@@ -1113,7 +1118,8 @@ static int64_t allowance(struct rs_sched *s, rs_flow f, uint64_t want,
 					     floor(left));
 
 		p->tokens -= (double)take;
-		rs_gate_charge(s, p->ac[e->acct].cls, (double)take, now);
+		e->gate_from = (uint8_t)rs_gate_charge(s, p->ac[e->acct].cls,
+						       (double)take, now);
 		if (s->cfg.pace_keep_share)
 			p->ac[e->acct].share_tokens -= (double)take;
 		e->allowed += take;
@@ -1195,7 +1201,7 @@ int rs_flow_read(struct rs_sched *s, rs_flow f, uint64_t n, rs_time_ns now)
 		if (n <= (uint64_t)e->allowed) {
 			int64_t unused = e->allowed - (int64_t)n;
 
-			refund(s, e->acct, unused, unused < e->allowed_drr ?
+			refund(s, i, unused, unused < e->allowed_drr ?
 			       unused : e->allowed_drr);
 		} else {
 			overcharge(s, e->acct, n - (uint64_t)e->allowed);
@@ -1256,8 +1262,8 @@ uint32_t rs_flow_clamp(const struct rs_sched *cs, rs_flow f, rs_time_ns rtt)
 	ceiling = fmin(bdp2, CLAMP_MAX);
 	if (clamp > ceiling)
 		clamp = ceiling;
-	if (clamp < 2 * MSS)
-		clamp = 2 * MSS;
+	if (clamp < 2 * RS_MSS)
+		clamp = 2 * RS_MSS;
 	s->pc.window_bytes -= e->clamp;
 	e->clamp = (uint32_t)(clamp + 0.5);
 	s->pc.window_bytes += e->clamp;

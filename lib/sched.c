@@ -258,6 +258,10 @@ int rs_class_add(struct rs_sched *s, const char *name, double weight)
 	if (s->ncls == 0 || weight < s->w_min)
 		s->w_min = weight;
 	s->ncls++;
+	if (s->gate.tat) {	/* indexed by class: the host attaches again */
+		rs_gate_detach(s);
+		rs_pacer_cap(s);
+	}
 	rs_check(s, "rs_class_add");
 	return (int)s->ncls - 1;
 }

@@ -1517,6 +1517,7 @@ static void one_sequence(struct world *w)
 	w->share_bytes = 0;
 	w->share_t = 0;
 	memset(w->cbytes, 0, sizeof(w->cbytes));
+	memset(w->gates, 0, sizeof(w->gates));
 	w->src = RS_LINK_PROXIED;
 	w->now = below(w, 1000000000);
 	w->step = "new";

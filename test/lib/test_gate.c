@@ -188,6 +188,39 @@ START_TEST(gates_keep_a_slow_users_part)
 }
 END_TEST
 
+/* Gates are indexed by class: a class added while they are attached
+ * detaches them (its flow reads without them, nothing is written past the
+ * table's RS_SHARE_GATES(2) words), and a charge never moves a gate back:
+ * gold's gate, 500 ms ahead (another worker's debt beyond this worker's
+ * cap), stays there while A's gold user reads from its own gate. */
+START_TEST(gates_follow_the_class_set)
+{
+	struct rec ra = { 0 };
+	struct rs_sched *a = new_worker(&ra);
+	uint32_t ua[] = { 1, 1 }, ub[] = { 1, 0 };
+	struct rs_share_row rows[] = { { ua, 0, 0, true }, { ub, 0, 0, true } };
+	uint64_t table[RS_SHARE_GATES(2) + 1] = { 0 };
+	rs_time_ns now = SEC;
+	rs_flow fg, fx;
+
+	table[RS_SHARE_GATES(2)] = 42;		/* past the table */
+	table[1] = now + SEC / 2;
+	fg = open_flow(a, 0, 1);
+	ck_assert_int_eq(rs_share_gates(a, table, rows, 2, 0, now), 0);
+	ck_assert_uint_gt(read_all(a, fg, now), 0);
+	ck_assert_uint_eq(table[1], now + SEC / 2);
+	ck_assert_uint_gt(table[0], now);	/* the proxy's was charged */
+
+	ck_assert_int_eq(rs_class_add(a, "new", 1), 2);
+	now += SEC;
+	ck_assert_int_eq(rs_flow_close(a, fg, now), 0);	/* it waited */
+	fx = open_flow(a, 2, 9);
+	ck_assert_int_gt(rs_flow_allowance(a, fx, 9800, now), 0);
+	ck_assert_uint_eq(table[RS_SHARE_GATES(2)], 42);
+	rs_free(a);
+}
+END_TEST
+
 Suite *suite_gate(void)
 {
 	Suite *s = suite_create("gate");
@@ -196,6 +229,7 @@ Suite *suite_gate(void)
 	tcase_add_test(tc, gates_keep_a_class_share_across_workers);
 	tcase_add_test(tc, gates_lend_the_spare_to_any_class);
 	tcase_add_test(tc, gates_keep_a_slow_users_part);
+	tcase_add_test(tc, gates_follow_the_class_set);
 	suite_add_tcase(s, tc);
 	return s;
 }
