@@ -19,7 +19,8 @@
  *   - the proxy's gate (shared): R, the whole proxy's pacer rate.
  * p_c is c's part of the proxy's weights over every worker's row (msf:
  * w_c N_c / sum w N; the others: w_c / sum of the weights of the classes
- * with users). A gate holds GATE_DEPTH of its rate (the proxy's the
+ * with users), the same parts the workers' shares come from (share.c's
+ * class_part(), worker_part()). A gate holds GATE_DEPTH of its rate (the proxy's the
  * pacer's burst B), at least a grant's largest need. A grant of n bytes
  * may go when any of the three holds n: its own gate (what the class's
  * users here are due), the class's (what its users in other workers
@@ -195,33 +196,6 @@ rs_time_ns rs_gate_ready(const struct rs_sched *s, uint32_t cls, double need,
 	return first;
 }
 
-/* p_c of every class from the rows (msf weighs users, the rest classes),
- * and this worker's part of it, by the users it serves. */
-static void gate_parts(struct rs_sched *s, const struct rs_share_row *rows,
-		       unsigned n, unsigned self)
-{
-	struct rs_gate_cls *g = s->gate.cls;
-	double sum = 0;
-	uint32_t c;
-	unsigned i;
-
-	for (c = 0; c < s->ncls; c++) {
-		uint64_t users = 0;
-
-		for (i = 0; i < n; i++)
-			users += rows[i].users[c];
-		g[c].part = !users ? 0 : s->pol->per_user ?
-			    s->cls[c].weight * (double)users :
-			    s->cls[c].weight;
-		g[c].own = users ? (double)rows[self].users[c] / users : 0;
-		sum += g[c].part;
-	}
-	for (c = 0; c < s->ncls; c++) {
-		g[c].part = sum > 0 ? g[c].part / sum : 0;
-		g[c].own *= g[c].part;
-	}
-}
-
 void rs_gate_detach(struct rs_sched *s)
 {
 	free(s->gate.cls);
@@ -230,8 +204,7 @@ void rs_gate_detach(struct rs_sched *s)
 	s->gate.ncls = 0;
 }
 
-int rs_gate_attach(struct rs_sched *s, uint64_t *gates,
-		   const struct rs_share_row *rows, unsigned n, unsigned self)
+int rs_gate_attach(struct rs_sched *s, uint64_t *gates)
 {
 	if (s->gate.ncls != s->ncls) {
 		struct rs_gate_cls *g = calloc(s->ncls ? s->ncls : 1,
@@ -244,6 +217,5 @@ int rs_gate_attach(struct rs_sched *s, uint64_t *gates,
 		s->gate.ncls = s->ncls;
 	}
 	s->gate.tat = gates;
-	gate_parts(s, rows, n, self);
 	return 0;
 }

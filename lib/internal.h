@@ -347,7 +347,8 @@ struct rs_acct {
 
 /* A class's gates (gate.c): p_c, its part of R over the whole proxy;
  * p_c n_c / N_c, the part of R this worker's users of it are due (its own
- * gate's rate over R); the own gate's GCRA time. */
+ * gate's rate over R), both set by rs_share_gates() (share.c); the own
+ * gate's GCRA time. */
 struct rs_gate_cls {
 	double part, own;
 	uint64_t own_tat;
@@ -771,16 +772,15 @@ void rs_pacer_refill(struct rs_sched *s, rs_time_ns now);
 /* gate.c: SMP byte gates (no-ops without them). Bytes class cls may read
  * now (HUGE_VAL without gates); charge n bytes (returns the gate they were
  * taken from) and give them back to it; when need bytes will be there; use
- * gates with the class parts of the rows (rs_share_gates()); drop them
- * (reconfigure, a class added). */
+ * gates, with room for every class's parts (rs_share_gates() sets them);
+ * drop them (reconfigure, a class added). */
 double rs_gate_left(const struct rs_sched *s, uint32_t cls, rs_time_ns now);
 int rs_gate_charge(struct rs_sched *s, uint32_t cls, double n, rs_time_ns now);
 void rs_gate_refund(struct rs_sched *s, uint32_t cls, int from, double n,
 		    rs_time_ns now);
 rs_time_ns rs_gate_ready(const struct rs_sched *s, uint32_t cls, double need,
 			 rs_time_ns now);
-int rs_gate_attach(struct rs_sched *s, uint64_t *gates,
-		   const struct rs_share_row *rows, unsigned n, unsigned self);
+int rs_gate_attach(struct rs_sched *s, uint64_t *gates);
 void rs_gate_detach(struct rs_sched *s);
 void rs_pacer_cap(struct rs_sched *s);
 rs_time_ns rs_pacer_deadline(const struct rs_sched *s);

@@ -204,8 +204,7 @@ static rs_time_ns share_ready(const struct rs_sched *s, uint32_t a,
 {
 	const struct rs_acct *e = &s->pc.ac[a];
 	double lack = need - e->share_tokens;
-	rs_time_ns t = now, gate = s->gate.tat ?
-		       rs_gate_ready(s, e->cls, need, now) : now;
+	rs_time_ns t = now, gate = rs_gate_ready(s, e->cls, need, now);
 
 	if (s->cfg.pace_keep_share && lack > 0)
 		t += (rs_time_ns)ceil(lack / share_rate(s, e) *
@@ -563,6 +562,20 @@ static void refund(struct rs_sched *s, uint32_t f, int64_t tok, int64_t drr)
 	}
 }
 
+/* Flow f is let read n bytes: taken from the tokens, its class's gates
+ * (which it remembers for a refund) and its account's kept share. */
+static void take_bytes(struct rs_sched *s, uint32_t f, double n,
+		       rs_time_ns now)
+{
+	struct rs_pacer *p = &s->pc;
+	struct rs_flow_ent *e = &p->fl[f];
+
+	p->tokens -= n;
+	e->gate_from = (uint8_t)rs_gate_charge(s, p->ac[e->acct].cls, n, now);
+	if (s->cfg.pace_keep_share)
+		p->ac[e->acct].share_tokens -= n;
+}
+
 /* Bytes read beyond the allowance: taken from the tokens and the kept
  * share (which may go negative) and from the deficit of an account in the
  * round (>= -Q_a). */
@@ -808,11 +821,7 @@ static void dispatch(struct rs_sched *s, rs_time_ns now)
 		g = floor(fmin(fmin(fmin((double)h->want, e->deficit), p->tokens),
 			       left));
 		e->deficit -= g;
-		p->tokens -= g;
-		p->fl[e->head].gate_from = (uint8_t)rs_gate_charge(s, e->cls, g,
-								     now);
-		if (s->cfg.pace_keep_share)
-			e->share_tokens -= g;
+		take_bytes(s, e->head, g, now);
 		grant(s, e->head, (int64_t)g, true, now);
 	}
 }
@@ -1117,11 +1126,7 @@ static int64_t allowance(struct rs_sched *s, rs_flow f, uint64_t want,
 		int64_t take = (int64_t)fmin(fmin((double)want, floor(p->tokens)),
 					     floor(left));
 
-		p->tokens -= (double)take;
-		e->gate_from = (uint8_t)rs_gate_charge(s, p->ac[e->acct].cls,
-						       (double)take, now);
-		if (s->cfg.pace_keep_share)
-			p->ac[e->acct].share_tokens -= (double)take;
+		take_bytes(s, i, (double)take, now);
 		e->allowed += take;
 		return take;
 	}

@@ -142,39 +142,82 @@ double rs_share_idle(unsigned n)
 	return n ? RS_SHARE_IDLE / n : 1;
 }
 
+/* Users of class c over the rows: N_c. */
+static uint64_t class_users(const struct rs_share_row *rows, unsigned n,
+			    uint32_t c)
+{
+	uint64_t nc = 0;
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		nc += rows[i].users[c];
+	return nc;
+}
+
+/* Class c's weight in the proxy: msf weighs users (w_c N_c), every other
+ * policy the classes with users (w_c); 0 without users. */
+static double class_weight(const struct rs_sched *s, uint32_t c, uint64_t nc)
+{
+	if (!nc)
+		return 0;
+	return s->pol->per_user ? s->cls[c].weight * (double)nc :
+	       s->cls[c].weight;
+}
+
+/* The sum of class_weight() over the classes. */
+static double weights_total(const struct rs_sched *s,
+			    const struct rs_share_row *rows, unsigned n)
+{
+	double total = 0;
+	uint32_t c;
+
+	for (c = 0; c < s->ncls; c++)
+		total += class_weight(s, c, class_users(rows, n, c));
+	return total;
+}
+
+/*
+ * Each class's part of the proxy, p_c = class_weight() / weights_total(),
+ * and worker i's part of class c, p_c n_ic / N_c (its users of the class).
+ * A worker's demand weight is the sum of its parts over the classes
+ * (demand_weights()), and its byte gates read at R times the same parts
+ * (gate.c, rs_share_gates()): one definition for both.
+ */
+static double class_part(const struct rs_sched *s,
+			 const struct rs_share_row *rows, unsigned n,
+			 uint32_t c, double total)
+{
+	return total > 0 ? class_weight(s, c, class_users(rows, n, c)) / total :
+	       0;
+}
+
+static double worker_part(const struct rs_share_row *rows, unsigned n,
+			  unsigned i, uint32_t c, double part)
+{
+	uint64_t nc = class_users(rows, n, c);
+
+	return nc ? part * rows[i].users[c] / (double)nc : 0;
+}
+
 /* Demand weights of every row into d[], their sum returned. */
 static double demand_weights(const struct rs_sched *s,
 			     const struct rs_share_row *rows, unsigned n,
 			     double *d)
 {
-	double wsum = 0, sum = 0;
+	double total = weights_total(s, rows, n), sum = 0;
 	uint32_t c;
 	unsigned i;
 
 	for (i = 0; i < n; i++)
 		d[i] = 0;
 	for (c = 0; c < s->ncls; c++) {
-		double w = s->cls[c].weight;
-		uint64_t nc = 0;
+		double part = class_part(s, rows, n, c, total);
 
-		for (i = 0; i < n; i++)
-			nc += rows[i].users[c];
-		if (!nc)
-			continue;
-		if (s->pol->per_user) {
-			for (i = 0; i < n; i++)
-				d[i] += w * rows[i].users[c];
-			continue;
-		}
-		wsum += w;
-		for (i = 0; i < n; i++)
-			d[i] += w * rows[i].users[c] / (double)nc;
+		for (i = 0; i < n && part > 0; i++)
+			d[i] += worker_part(rows, n, i, c, part);
 	}
-	for (i = 0; i < n; i++) {
-		if (wsum > 0)
-			d[i] /= wsum;
+	for (i = 0; i < n; i++)
 		sum += d[i];
-	}
 	return sum;
 }
 
@@ -332,9 +375,20 @@ int rs_share_gates(struct rs_sched *s, uint64_t *gates,
 	rs_advance(s, now);
 	rs_pacer_refill(s, now);	/* the tokens up to now at the old rate */
 	if (gates)
-		err = rs_gate_attach(s, gates, rows, n, self);
+		err = rs_gate_attach(s, gates);
 	else
 		rs_gate_detach(s);
+	if (gates && !err) {
+		double total = weights_total(s, rows, n);
+		uint32_t c;
+
+		for (c = 0; c < s->ncls; c++) {
+			struct rs_gate_cls *g = &s->gate.cls[c];
+
+			g->part = class_part(s, rows, n, c, total);
+			g->own = worker_part(rows, n, self, c, g->part);
+		}
+	}
 	rs_pacer_cap(s);		/* the bucket of the new rate */
 	rs_check(s, "rs_share_gates");
 	return err;
