@@ -15,7 +15,7 @@ import signal
 import statistics
 import threading
 import time
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, NamedTuple, Tuple
 
 import pytest
 
@@ -77,13 +77,21 @@ class SmpSquid:
                 max(float(p["proxy"]["claimed"]) for p in pages.values()))
 
 
-def _per_address(smp: SmpSquid, readers: List[Reader], warmup: float,
-                 span: float) -> Tuple[Dict[str, float], float, Dict[int, float], Dict[int, float]]:
+class Span(NamedTuple):
+    by_src: Dict[str, float]    # bytes per client address
+    dt: float                   # seconds
+    shares: Dict[int, float]    # each worker's median link_share
+    used: Dict[int, float]      # each worker's row's median `used`, as kid1 reads it
+    gates: Dict[int, str]       # each worker's gates=yes|no on the span's last page, readers still running
+
+
+def _per_address(smp: SmpSquid, readers: List[Reader], warmup: float, span: float) -> Span:
     """Bytes per client address over span after warmup, and each worker's
     link_share and row's `used` over the span: the median of the report
     pages read every half second (one page can catch a worker in its
     one-update jump to its full share when a read of its had to wait,
-    share.c)."""
+    share.c). Everything is read before the readers stop: a worker whose
+    users have all left goes idle and leaves the gates."""
     time.sleep(warmup)
     got0 = {r: r.got for r in readers}
     t0 = time.monotonic()
@@ -93,6 +101,7 @@ def _per_address(smp: SmpSquid, readers: List[Reader], warmup: float,
         samples.append(smp.pages())
     got = {r: r.got - got0[r] for r in readers}
     dt = time.monotonic() - t0
+    gates = {int(w["kid"]): str(w["gates"]) for w in samples[-1][1]["workers"]}
     for r in readers:
         r.stop()
     shares = {kid: statistics.median(float(p[kid]["global"]["link_share"]) for p in samples)
@@ -104,7 +113,7 @@ def _per_address(smp: SmpSquid, readers: List[Reader], warmup: float,
     by_src: Dict[str, float] = {}
     for r, n in got.items():
         by_src[r.src] = by_src.get(r.src, 0) + n
-    return by_src, dt, shares, used
+    return Span(by_src, dt, shares, used, gates)
 
 
 @pytest.mark.parametrize("workers", [2, 4])
@@ -119,7 +128,7 @@ def test_byte_shares_hold_across_workers(squid_factory, origin, workers):
                    for i in range(2)]
         readers += [Reader(smp.ports[kid], src, url=origin.url(f"/smp-a/{src}/{i}", size="200m"))
                     for kid, src in enumerate(bronze, start=2) for i in range(2)]
-        by_src, dt, shares, used = _per_address(smp, readers, warmup=2.5, span=6.0)
+        by_src, dt, shares, used, _ = _per_address(smp, readers, warmup=2.5, span=6.0)
     gold = by_src[GOLD_SRC]
     bronze_mean = sum(by_src[s] for s in bronze) / len(bronze)
     total_bps = sum(by_src.values()) * 8 / dt
@@ -141,7 +150,7 @@ def test_bandwidth_a_worker_leaves_goes_to_the_others(squid_factory, origin):
                    for i in range(2)]
         readers.append(Reader(smp.ports[2], BRONZE_SRCS[0],
                               url=origin.url("/smp-w/bronze", size="200m", rate_bps=1_000_000)))
-        by_src, dt, shares, used = _per_address(smp, readers, warmup=3.0, span=6.0)
+        by_src, dt, shares, used, _ = _per_address(smp, readers, warmup=3.0, span=6.0)
     gold_bps = by_src[GOLD_SRC] * 8 / dt
     bronze_bps = by_src[BRONZE_SRCS[0]] * 8 / dt
     print(f"gold {gold_bps / 1e6:.2f} Mbit/s, bronze {bronze_bps / 1e6:.2f} Mbit/s, shares {shares}, "
@@ -168,8 +177,7 @@ def test_a_class_share_holds_while_its_user_in_one_worker_waits(squid_factory, o
                    Reader(smp.ports[2], GOLD_SRCS[1], url=origin.url("/smp-g/gold/1", size="200m"))]
         readers += [Reader(smp.ports[1], BRONZE_SRCS[0], url=origin.url(f"/smp-g/bronze/{i}", size="200m"))
                     for i in range(2)]
-        by_src, dt, shares, used = _per_address(smp, readers, warmup=3.0, span=6.0)
-        gated = {int(w["kid"]): w["gates"] for w in smp.pages()[1]["workers"]}
+        by_src, dt, shares, used, gated = _per_address(smp, readers, warmup=3.0, span=6.0)
     slow_bps = by_src[GOLD_SRC] * 8 / dt
     gold_bps = by_src[GOLD_SRCS[1]] * 8 / dt
     bronze_bps = by_src[BRONZE_SRCS[0]] * 8 / dt
