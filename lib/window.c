@@ -42,7 +42,9 @@
  * link with room (the proxy read < 90 % of R, and the link counter's last
  * sample < 90 % of U+ * C) and no flow waiting for the pacer, while
  * requests wait and W >= W+ and one more flow's least window fits in
- * flight (pacer.c decides), add 1 to W+ (rs_window_room()). A round
+ * flight (pacer.c decides), add one slot (rs_window_room(): 1 to W+, or
+ * 1 / f in an SMP worker of share f, whose W+ is in the proxy's units and
+ * whose signals are its own). A round
  * trip's bursts make a flow wait for the pacer on a link with room too,
  * which ends slow start within the first second, and the regular updates
  * alone then took tens of seconds to open the window.
@@ -50,7 +52,7 @@
  * Share (the same controllers, with cfg.pacing, slow start or not): a
  * sample of the pacer in which it limits (the proxy read at 90 % of R and
  * flows wait for it) and a class with queued requests read below 90 % of
- * its share of R adds 1 to W+ while requests wait and W >= W+ and one more
+ * its share of R adds one slot while requests wait and W >= W+ and one more
  * flow's least window fits in flight (rs_window_share(); the conditions
  * are pacer.c's). A full link shows no room, so without it the
  * requests of a class whose servers are slow wait behind the window while
@@ -190,10 +192,11 @@ bool rs_window_holds_back(const struct rs_sched *s)
 	return adaptive(s) && rs_window_limits(s);
 }
 
-/* One more slot; the next timer releases it. */
+/* One more slot of this scheduler's: 1 / f in the proxy's units (the
+ * pacer's signals below are its own); the next timer releases it. */
 static void window_grow(struct rs_sched *s)
 {
-	s->Wmax = rs_window_clamp(s, s->Wmax + 1);
+	s->Wmax = rs_window_clamp(s, s->Wmax + 1 / s->link_share);
 	s->release_due = true;
 }
 

@@ -371,6 +371,37 @@ START_TEST(share_opens_the_window)
 }
 END_TEST
 
+/* The same in one of two SMP workers (share 0.5: R = 490,000 B/s, inter's
+ * share 392,000): W+ is in the proxy's units and the worker releases up to
+ * 0.5 W+, so a signal of its pacer adds 1 / 0.5 = 2 to W+, one slot of its
+ * own (adding 1 gave it half a slot per 100-ms sample: with 4 workers on
+ * the testbed the requests of a class below its share waited 3-5 times as
+ * long as the others'). */
+START_TEST(share_opens_a_slot_of_a_worker)
+{
+	struct rec rec = { 0 };
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_WRC_MULT);
+	struct rs_sched *s;
+	rs_flow f;
+
+	cfg.pacing = true;
+	cfg.update_interval = 10 * SEC;		/* no regular update */
+	s = rs_new(&cfg, rec_release, &rec);
+	ck_assert_int_eq(rs_class_add(s, "bulk", 1), 0);
+	ck_assert_int_eq(rs_class_add(s, "inter", 4), 1);
+	ck_assert_int_eq(rs_set_link_share(s, 0.5, 0), 0);
+	enq(s, 1, 2, 0, 0);
+	enq(s, 1, 2, 0, 0);
+	ck_assert_int_eq(rec.n, 1);
+	ck_assert_double_eq_tol(gstats(s).W_max, 1, 1e-12);	/* max(1, 0.5) */
+	ck_assert_int_eq(rs_flow_open(s, 0, 0, 1, NULL, 0, &f), 0);
+	full_sample(s, f, 100 * MS, 1.5);	/* W+ 1 + 2 = 3: 1.5 slots */
+	ck_assert_int_eq(rec.n, 2);
+	ck_assert_int_eq(rs_flow_close(s, f, 100 * MS), 0);
+	rs_free(s);
+}
+END_TEST
+
 /* Every three 100-ms read-rate samples in a row that find the link with
  * room (the proxy read < 90 % of R = 980,000 B/s, i.e. 882,000, and the
  * link counter's last sample, if any, < 90 % of U+ * C) and no flow
@@ -484,6 +515,7 @@ Suite *suite_admission(void)
 	tcase_add_test(tc, room_waits_for_slow_start);
 	tcase_add_test(tc, room_opens_the_window);
 	tcase_add_test(tc, share_opens_the_window);
+	tcase_add_test(tc, share_opens_a_slot_of_a_worker);
 	tcase_add_test(tc, room_needs_a_flow_to_fit);
 	suite_add_tcase(s, tc);
 	return s;
