@@ -374,11 +374,6 @@ static void check_window(struct rs_sched *s, const char *op)
 	const struct rs_controller_ops *ctl = s->ctl;
 
 	ASSERT("share", s->link_share > 0 && s->link_share <= 1);
-	ASSERT("link", s->own.high >= s->own.diff &&
-	       s->proxy.high >= s->proxy.diff && s->exc_total >= 0 &&
-	       s->u_exc_total >= 0);
-	ASSERT("link", s->link_src == RS_LINK_COUNTER ||
-	       (s->exc_rate == 0 && !s->link_full));
 	if (ctl->window) {
 		ASSERT("window", s->Wmax >= 1);
 		ASSERT("window", !ctl->window_from_config ||

@@ -345,13 +345,6 @@ struct rs_acct {
 	rs_time_ns t_share;
 };
 
-/* A cumulative difference D of link payload less proxied bytes and its
- * high-water mark H >= D, whose new highs are exceptive bytes (link.c). */
-struct rs_link_excess {
-	double diff;		/* D */
-	double high;		/* H */
-};
-
 /* A class's gates (gate.c): p_c, its part of R over the whole proxy;
  * p_c n_c / N_c, the part of R this worker's users of it are due (its own
  * gate's rate over R), both set by rs_share_gates() (share.c); the own
@@ -489,7 +482,7 @@ struct rs_sched {
 	uint32_t nlong;		/* released requests out of the window */
 	bool ss;		/* slow start phase (wrc-mult, wrc-aimd) */
 	rs_time_ns t_active;	/* last time something was queued/released */
-	double aimd_exc;	/* u_exc_total at the aimd interval start */
+	double aimd_exc;	/* exc_total at the aimd interval start */
 
 	/* the link source (link.c) */
 	enum rs_link_source link_src;
@@ -497,17 +490,12 @@ struct rs_sched {
 	uint64_t link_mark;	/* bytes at link_t */
 	double link_total;	/* link payload bytes (counter), cumulative */
 	double exc_total;	/* exceptive bytes, cumulative */
-	double u_exc_total;	/* the exceptive bytes U sees, cumulative */
 	double exc_rate;	/* EWMA of the exceptive rate, bytes/s */
-	struct rs_link_excess own;	/* f link payload - this worker's reads */
-	struct rs_link_excess proxy;	/* link payload - every worker's reads */
-	uint64_t *proxied;	/* SMP: every worker's reads, shared (NULL:
-				 * none, rs_share_proxied()) */
-	uint64_t proxied_seen;	/* *proxied after this worker's last add */
-	bool proxied_primed;	/* proxy's D and H start from a sample */
+	double link_diff;	/* cumulative link payload - proxied (D) */
+	double link_high;	/* its high-water mark H, >= D */
 	bool link_full;		/* the counter's last sample carried >=
 				 * LINK_ROOM of U+ * C (false without one) */
-	double link_at_tick, exc_at_tick, u_exc_at_tick;
+	double link_at_tick, exc_at_tick;
 	/* this scheduler's share of the link (share.c), 1 alone */
 	double link_share;
 	rs_time_ns share_t;	/* previous rs_share_sample() */
@@ -772,7 +760,7 @@ void rs_rtc_reset(struct rs_sched *s, rs_time_ns now);	/* reconfigure */
 /* link.c */
 static inline double rs_u_bytes(const struct rs_sched *s)
 {
-	return (double)s->bytes + s->u_exc_total;	/* proxied + exceptive */
+	return (double)s->bytes + s->exc_total;	/* proxied + exceptive */
 }
 
 /* pacer.c */

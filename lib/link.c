@@ -40,29 +40,12 @@
  * reads it too (its link_has_room(): cross traffic that fills the link
  * shows here before the exceptive rate, and so R, follows).
  *
- * SMP workers (share.c): a worker schedules its share f of the link and
- * takes f of the counter's payload. Alone it can compare that only with
- * its own reads, and then every byte it reads below its share counts as
- * cross traffic: the workers' pacers left that much of the link idle
- * (mid-link, 4 workers: 0.86 Mbit/s "exceptive" of 10 Mbit/s with 0.11
- * crossing the link, utilization 0.942). With a count of every worker's
- * reads that they share (rs_share_proxied(): each adds its reads at its
- * samples), a worker computes the whole proxy's exceptive bytes, D and H
- * of link payload - every worker's reads (`proxy`, slack one second of
- * the whole C: the others' reads are up to one of their samples late),
- * and takes f of them; its first sample after attaching only sets D and
- * H. U keeps coming from the worker's own difference (`own`: f payload -
- * its reads, u_exc_total), so every worker's controller sees the link's
- * utilization whatever part of its share it reads. Without the shared
- * count (one worker: f = 1, where both are the same) `own` gives both.
- *
- * Invariants: exc_total and u_exc_total only grow and only in
- * RS_LINK_COUNTER, and are equal without a shared count; exc_rate is 0 in
- * RS_LINK_PROXIED. The bytes U sees are proxied + u_exc_total
- * (rs_u_bytes()): per sample max(f link payload, proxied), so a counter
- * that lags behind the proxy's reads never makes U smaller than the
- * proxy's own bytes. The rate left for the proxy (pacer R, rtc's C * U+)
- * is max(5 % of C, U+ * C - exceptive rate).
+ * Invariants: exc_total only grows and only in RS_LINK_COUNTER; exc_rate
+ * is 0 in RS_LINK_PROXIED. The bytes U sees are proxied + exceptive
+ * (rs_u_bytes()): per sample max(link payload, proxied), so a counter that
+ * lags behind the proxy's reads never makes U smaller than the proxy's own
+ * bytes. The rate left for the proxy (pacer R, rtc's C * U+) is
+ * max(5 % of C, U+ * C - exceptive rate).
  */
 #include <math.h>
 
@@ -85,38 +68,26 @@ static void set_exc_rate(struct rs_sched *s, double rate, rs_time_ns now)
 #define EXC_FALL_TAU 0.25	/* s: ... falling while the link has room */
 #define LINK_ROOM 0.9		/* a sample below this part of U+ * C has room */
 
-/* The exceptive bytes of a sample whose link - proxied is diff; slack:
- * one second of the link the difference is of, in payload bytes, how far
- * the high-water mark may stay above it. */
-static double exceptive(struct rs_link_excess *x, double diff, double slack)
+/* One second of the link, in payload bytes: how far the high-water mark
+ * may stay above the cumulative difference. */
+static double link_slack(const struct rs_sched *s)
+{
+	return rs_link_Bps(s);
+}
+
+/* The exceptive bytes of a sample whose link - proxied is diff. */
+static double exceptive(struct rs_sched *s, double diff)
 {
 	double exc = 0;
 
-	x->diff += diff;
-	if (x->diff > x->high) {
-		exc = x->diff - x->high;
-		x->high = x->diff;
-	} else if (x->diff < x->high - slack) {
-		x->high = x->diff + slack;
+	s->link_diff += diff;
+	if (s->link_diff > s->link_high) {
+		exc = s->link_diff - s->link_high;
+		s->link_high = s->link_diff;
+	} else if (s->link_diff < s->link_high - link_slack(s)) {
+		s->link_high = s->link_diff + link_slack(s);
 	}
 	return exc;
-}
-
-/* The proxy's exceptive bytes of a sample of the whole link's payload, of
- * which this worker read own bytes (the shared count: see the top). */
-static double proxy_exceptive(struct rs_sched *s, double payload,
-			      uint64_t own)
-{
-	uint64_t all = __atomic_add_fetch(s->proxied, own, __ATOMIC_RELAXED);
-	double diff = payload - (double)(all - s->proxied_seen);
-
-	s->proxied_seen = all;
-	if (!s->proxied_primed) {
-		s->proxied_primed = true;
-		s->proxy.diff = s->proxy.high = diff;
-		return 0;
-	}
-	return exceptive(&s->proxy, diff, (double)s->cfg.link_bps / 8.0);
 }
 
 /* The time constant of the exceptive rate's step toward x (bytes/s) after
@@ -139,8 +110,7 @@ int rs_set_link_source(struct rs_sched *s, enum rs_link_source src,
 	s->link_src = src;
 	s->link_t = now;
 	s->link_mark = s->bytes;
-	s->own.diff = s->own.high = 0;
-	s->proxied_primed = false;
+	s->link_diff = s->link_high = 0;
 	s->link_full = false;
 	if (src == RS_LINK_PROXIED)
 		set_exc_rate(s, 0, now);
@@ -161,8 +131,7 @@ static double link_payload(uint64_t n, uint64_t frames)
 int rs_on_link_bytes(struct rs_sched *s, uint64_t n, uint64_t frames,
 		     rs_time_ns now)
 {
-	double whole, payload, exc, u_exc, rate;
-	uint64_t proxied;
+	double payload, proxied, exc, rate;
 	int err = rs_entry_err(s);
 
 	if (err)
@@ -170,15 +139,11 @@ int rs_on_link_bytes(struct rs_sched *s, uint64_t n, uint64_t frames,
 	if (s->link_src != RS_LINK_COUNTER)
 		return RS_ESTATE;
 	rs_advance(s, now);
-	whole = link_payload(n, frames);
-	payload = whole * s->link_share;
-	proxied = s->bytes - s->link_mark;
-	u_exc = exceptive(&s->own, payload - (double)proxied, rs_link_Bps(s));
-	exc = s->proxied ? proxy_exceptive(s, whole, proxied) * s->link_share :
-			   u_exc;
+	payload = link_payload(n, frames) * s->link_share;
+	proxied = (double)(s->bytes - s->link_mark);
+	exc = exceptive(s, payload - proxied);
 	s->link_total += payload;
 	s->exc_total += exc;
-	s->u_exc_total += u_exc;
 	rate = s->exc_rate;
 	if (now > s->link_t) {
 		double dt = (double)(now - s->link_t) / (double)RS_NSEC_PER_SEC;
@@ -192,24 +157,5 @@ int rs_on_link_bytes(struct rs_sched *s, uint64_t n, uint64_t frames,
 	s->link_t = now;
 	s->link_mark = s->bytes;
 	rs_check(s, "rs_on_link_bytes");
-	return 0;
-}
-
-int rs_share_proxied(struct rs_sched *s, uint64_t *proxied, rs_time_ns now)
-{
-	int err = rs_entry_err(s);
-
-	if (err)
-		return err;
-	if ((uintptr_t)proxied & 7)
-		return RS_EINVAL;
-	if (proxied == s->proxied)
-		return 0;
-	rs_advance(s, now);
-	s->proxied = proxied;
-	s->proxied_primed = false;
-	s->proxied_seen = proxied ? __atomic_load_n(proxied, __ATOMIC_RELAXED) :
-				    0;
-	rs_check(s, "rs_share_proxied");
 	return 0;
 }

@@ -441,15 +441,7 @@ int rs_set_link_share(struct rs_sched *s, double share, rs_time_ns now);
 int rs_share_gates(struct rs_sched *s, uint64_t *gates,
 		   const struct rs_share_row *rows, unsigned n, unsigned self,
 		   rs_time_ns now);
-/* The workers' reads, counted together (link.c): with a link counter, each
- * worker then takes its share f of the whole proxy's exceptive bytes (link
- * bytes - every worker's reads) rather than counting every byte it reads
- * below f of the link as cross traffic. proxied: one uint64_t, zeroed
- * once, 8-byte aligned, where every worker reads and writes it (the
- * library only adds to it, atomically, at each of its rs_on_link_bytes());
- * attach once per instance (the same pointer again changes nothing); NULL
- * detaches. */
-int rs_share_proxied(struct rs_sched *s, uint64_t *proxied, rs_time_ns now);
+
 
 /* Resource res of the server (cls < 0) or of class cls: capacity, units
  * held now by released requests (the resource availability counter RAC is

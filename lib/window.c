@@ -305,7 +305,7 @@ void rs_tick(struct rs_sched *s, rs_time_ns now)
 	elapsed = now - s->t_tick;
 	sec = (double)elapsed / (double)RS_NSEC_PER_SEC;
 	U = rs_utilization(s, rs_u_bytes(s) - (double)s->bytes_at_tick -
-			   s->u_exc_at_tick, elapsed);
+			   s->exc_at_tick, elapsed);
 	/* the link statistics of the interval (link.c) */
 	s->st_proxied = s->bytes - s->bytes_at_tick;
 	s->st_exc = (uint64_t)llround(s->exc_total - s->exc_at_tick);
@@ -322,7 +322,6 @@ void rs_tick(struct rs_sched *s, rs_time_ns now)
 	}
 	s->bytes_at_tick = s->bytes;
 	s->exc_at_tick = s->exc_total;
-	s->u_exc_at_tick = s->u_exc_total;
 	s->ctl->interval(s, U);
 	/* the entry point that ticked may not release: the next timer does */
 	s->release_due = s->waiting > 0;

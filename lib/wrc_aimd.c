@@ -15,7 +15,7 @@ static void wrc_aimd_start(struct rs_sched *s, rs_time_ns now)
 	rs_window_start(s, now);
 	s->aimd_ends = 0;
 	s->aimd_bytes = s->bytes;
-	s->aimd_exc = s->u_exc_total;
+	s->aimd_exc = s->exc_total;
 	s->aimd_t0 = now;
 }
 
@@ -48,7 +48,7 @@ static void wrc_aimd_ended(struct rs_sched *s, uint32_t r, rs_time_ns now)
 	}
 	s->aimd_ends = 0;
 	s->aimd_bytes = s->bytes;
-	s->aimd_exc = s->u_exc_total;
+	s->aimd_exc = s->exc_total;
 	s->aimd_t0 = now;
 	s->aimd_limited = rs_window_limits(s);
 }

@@ -127,9 +127,6 @@ struct world {
 	uint64_t share_bytes;		/* bytes at the previous share sample */
 	uint64_t gates[RS_SHARE_GATES(MAXCLS)];	/* shared with a phantom
 						 * second worker */
-	uint64_t proxied;		/* every worker's reads, shared with
-					 * the phantom worker */
-	uint64_t phantom;		/* the phantom's part of them */
 	rs_time_ns share_t;		/* its time, 0 before the first */
 	uint64_t cbytes[NAMES];		/* per class name */
 	enum rs_link_source src;
@@ -1310,18 +1307,6 @@ static void share_gates(struct world *w, struct rs_share_row *mine)
 		FAIL(w, "share gates");
 }
 
-/* The shared count of the workers' reads (1 in 4 detached), to which the
- * phantom second worker adds up to 100,000 bytes. */
-static void share_proxied(struct world *w)
-{
-	uint64_t n = below(w, 100000);
-
-	if (rs_share_proxied(w->s, below(w, 4) ? &w->proxied : NULL, w->now))
-		FAIL(w, "share proxied");
-	w->proxied += n;
-	w->phantom += n;
-}
-
 /* An SMP worker's update: sample its row, take a new share of the link
  * (1 in 8: a share out of range, refused without a change); and the
  * shares of random tables. */
@@ -1363,7 +1348,6 @@ static void ev_share(struct world *w)
 	if (gstats_share(w) != share)
 		FAIL(w, "link share not taken");
 	share_gates(w, &row);
-	share_proxied(w);
 }
 
 static void ev_link(struct world *w)
@@ -1388,10 +1372,6 @@ static void ev_link(struct world *w)
 	} else if (err) {
 		FAIL(w, "link bytes: %d", err);
 	}
-	/* the worker adds each byte it read once at most */
-	if (w->proxied - w->phantom > w->bytes)
-		FAIL(w, "shared reads %llu of %llu", (unsigned long long)(w->proxied - w->phantom),
-		     (unsigned long long)w->bytes);
 }
 
 /* Every waiting flow is woken in time; take every grant; close all. */
@@ -1536,7 +1516,6 @@ static void one_sequence(struct world *w)
 	w->bytes = 0;
 	w->share_bytes = 0;
 	w->share_t = 0;
-	w->proxied = w->phantom = 0;
 	memset(w->cbytes, 0, sizeof(w->cbytes));
 	memset(w->gates, 0, sizeof(w->gates));
 	w->src = RS_LINK_PROXIED;

@@ -5,7 +5,6 @@
  * T = 1 s. Wire -> payload: 1,514-byte frames carry 1,448 bytes.
  */
 #include <math.h>
-#include <string.h>
 
 #include "harness.h"
 
@@ -146,61 +145,6 @@ START_TEST(lag_is_not_exceptive)
 }
 END_TEST
 
-/* Two SMP workers with a shared count of their reads (rs_share_proxied()):
- * A's share 0.75, B's 0.25; every 0.25 s the link carries 150 frames =
- * 217,200 payload bytes, of which A reads 100,000 (below its 162,900), B
- * 100,000 and 17,200 bypass the proxy. Each worker samples after adding
- * its reads, A first: its first sample only sets D and H, and then each
- * sees the other's reads one sample late, the same amount every sample,
- * so each takes its share of the 17,200: A 12,900 and B 4,300 per sample,
- * 25,800 and 8,600 in [0, 1 s]; each exceptive rate steps toward 51,600
- * and 17,200 B/s twice with tau 1 s. A worker alone (no shared count)
- * counts what it reads below its share, 62,900 per sample (3 in [0, 1 s],
- * 188,700), as cross traffic. U stays the link's for every worker: A's
- * 3 * 217,200 / C. */
-START_TEST(workers_share_the_exceptive_bytes)
-{
-	struct rec rec[3];
-	struct rs_sched *s[3];
-	uint64_t proxied = 0, misaligned[2];
-	rs_id r[3];
-	int i, k;
-
-	memset(rec, 0, sizeof(rec));
-	for (k = 0; k < 3; k++) {
-		s[k] = counter_sched(&rec[k], &r[k]);
-		ck_assert_int_eq(rs_set_link_share(s[k], k == 1 ? 0.25 : 0.75, 0), 0);
-	}
-	ck_assert_int_eq(rs_share_proxied(s[0], &proxied, 0), 0);
-	ck_assert_int_eq(rs_share_proxied(s[1], &proxied, 0), 0);
-	ck_assert_int_eq(rs_share_proxied(s[1], &proxied, 0), 0);	/* again */
-	ck_assert_int_eq(rs_share_proxied(s[2], (uint64_t *)((char *)misaligned + 4), 0),
-			 RS_EINVAL);
-	for (i = 1; i <= 3; i++) {
-		rs_time_ns t = i * SEC / 4;
-
-		for (k = 0; k < 3; k++) {
-			ck_assert_int_eq(rs_on_bytes(s[k], r[k], 100000, t - 1), 0);
-			ck_assert_int_eq(rs_on_link_bytes(s[k], FRAMES(150), 150, t), 0);
-		}
-	}
-	ck_assert_uint_eq(proxied, 600000);
-	ck_assert_double_eq_tol(gstats(s[0]).pace_bps,
-				(735000 - 51600 * (1 - exp(-0.5))) * 8, 1e-3);
-	ck_assert_double_eq_tol(gstats(s[1]).pace_bps,
-				(245000 - 17200 * (1 - exp(-0.5))) * 8, 1e-3);
-	for (k = 0; k < 3; k++)
-		rs_on_timer(s[k], SEC);
-	ck_assert_uint_eq(gstats(s[0]).exceptive_bytes, 25800);
-	ck_assert_uint_eq(gstats(s[1]).exceptive_bytes, 8600);
-	ck_assert_uint_eq(gstats(s[2]).exceptive_bytes, 188700);
-	ck_assert_double_eq_tol(gstats(s[0]).U, 0.6516, 1e-9);
-	ck_assert_double_eq_tol(gstats(s[2]).U, 0.6516, 1e-9);
-	for (k = 0; k < 3; k++)
-		rs_free(s[k]);
-}
-END_TEST
-
 /* The rate left for the proxy never falls below 5 % of C. */
 START_TEST(rate_floor)
 {
@@ -326,7 +270,6 @@ Suite *suite_link(void)
 	tcase_add_test(tc, exceptive_samples);
 	tcase_add_test(tc, exceptive_falls_fast_with_room);
 	tcase_add_test(tc, lag_is_not_exceptive);
-	tcase_add_test(tc, workers_share_the_exceptive_bytes);
 	tcase_add_test(tc, rate_floor);
 	tcase_add_test(tc, frames_carry_their_payload);
 	tcase_add_test(tc, link_errors);
