@@ -310,6 +310,22 @@ static void full_sample(struct rs_sched *s, rs_flow f, rs_time_ns t,
 	ck_assert_double_eq_tol(gstats(s).W_max, wmax, 1e-12);
 }
 
+/* msf with wrc-mult and pacing, no regular update: classes bulk (weight 1)
+ * and inter (weight 4). */
+static struct rs_sched *bulk_and_inter(struct rec *rec)
+{
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_WRC_MULT);
+	struct rs_sched *s;
+
+	cfg.pacing = true;
+	cfg.update_interval = 10 * SEC;		/* no regular update */
+	s = rs_new(&cfg, rec_release, rec);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(rs_class_add(s, "bulk", 1), 0);
+	ck_assert_int_eq(rs_class_add(s, "inter", 4), 1);
+	return s;
+}
+
 /* Admission by share: bulk (weight 1) fills the link through a tunnel
  * while inter (weight 4) has one response outstanding (W = W+ = 1, slow
  * start on: no end) and two requests queued. Inter's share of R is
@@ -323,16 +339,10 @@ static void full_sample(struct rs_sched *s, rs_flow f, rs_time_ns t,
 START_TEST(share_opens_the_window)
 {
 	struct rec rec = { 0 };
-	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_WRC_MULT);
-	struct rs_sched *s;
+	struct rs_sched *s = bulk_and_inter(&rec);
 	rs_flow f, more[6];
 	int k;
 
-	cfg.pacing = true;
-	cfg.update_interval = 10 * SEC;		/* no regular update */
-	s = rs_new(&cfg, rec_release, &rec);
-	ck_assert_int_eq(rs_class_add(s, "bulk", 1), 0);
-	ck_assert_int_eq(rs_class_add(s, "inter", 4), 1);
 	enq(s, 1, 2, 0, 0);
 	enq(s, 1, 2, 0, 0);
 	enq(s, 1, 2, 0, 0);
@@ -380,15 +390,9 @@ END_TEST
 START_TEST(share_opens_a_slot_of_a_worker)
 {
 	struct rec rec = { 0 };
-	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_WRC_MULT);
-	struct rs_sched *s;
+	struct rs_sched *s = bulk_and_inter(&rec);
 	rs_flow f;
 
-	cfg.pacing = true;
-	cfg.update_interval = 10 * SEC;		/* no regular update */
-	s = rs_new(&cfg, rec_release, &rec);
-	ck_assert_int_eq(rs_class_add(s, "bulk", 1), 0);
-	ck_assert_int_eq(rs_class_add(s, "inter", 4), 1);
 	ck_assert_int_eq(rs_set_link_share(s, 0.5, 0), 0);
 	enq(s, 1, 2, 0, 0);
 	enq(s, 1, 2, 0, 0);
