@@ -178,24 +178,21 @@ static double weights_total(const struct rs_sched *s,
 
 /*
  * Each class's part of the proxy, p_c = class_weight() / weights_total(),
- * and worker i's part of class c, p_c n_ic / N_c (its users of the class).
+ * and worker i's part of class c, p_c n_ic / N_c (its users of the class;
+ * nc = N_c, class_users(), counted once per class by the callers).
  * A worker's demand weight is the sum of its parts over the classes
  * (demand_weights()), and its byte gates read at R times the same parts
  * (gate.c, rs_share_gates()): one definition for both.
  */
-static double class_part(const struct rs_sched *s,
-			 const struct rs_share_row *rows, unsigned n,
-			 uint32_t c, double total)
+static double class_part(const struct rs_sched *s, uint32_t c, uint64_t nc,
+			 double total)
 {
-	return total > 0 ? class_weight(s, c, class_users(rows, n, c)) / total :
-	       0;
+	return total > 0 ? class_weight(s, c, nc) / total : 0;
 }
 
-static double worker_part(const struct rs_share_row *rows, unsigned n,
-			  unsigned i, uint32_t c, double part)
+static double worker_part(const struct rs_share_row *rows, unsigned i,
+			  uint32_t c, uint64_t nc, double part)
 {
-	uint64_t nc = class_users(rows, n, c);
-
 	return nc ? part * rows[i].users[c] / (double)nc : 0;
 }
 
@@ -211,10 +208,11 @@ static double demand_weights(const struct rs_sched *s,
 	for (i = 0; i < n; i++)
 		d[i] = 0;
 	for (c = 0; c < s->ncls; c++) {
-		double part = class_part(s, rows, n, c, total);
+		uint64_t nc = class_users(rows, n, c);
+		double part = class_part(s, c, nc, total);
 
 		for (i = 0; i < n && part > 0; i++)
-			d[i] += worker_part(rows, n, i, c, part);
+			d[i] += worker_part(rows, i, c, nc, part);
 	}
 	for (i = 0; i < n; i++)
 		sum += d[i];
@@ -384,9 +382,10 @@ int rs_share_gates(struct rs_sched *s, uint64_t *gates,
 
 		for (c = 0; c < s->ncls; c++) {
 			struct rs_gate_cls *g = &s->gate.cls[c];
+			uint64_t nc = class_users(rows, n, c);
 
-			g->part = class_part(s, rows, n, c, total);
-			g->own = worker_part(rows, n, self, c, g->part);
+			g->part = class_part(s, c, nc, total);
+			g->own = worker_part(rows, self, c, nc, g->part);
 		}
 	}
 	rs_pacer_cap(s);		/* the bucket of the new rate */
