@@ -6,8 +6,8 @@
  * waits in the queue), release (from inside the end of an earlier
  * response), 10 byte events, end - in steady state with a backlog of
  * 1,000 queued requests, a window of 64 outstanding responses, classes
- * picked uniformly among 10 / 100 / 1,000 / 10,000 / 100,000 and users
- * among 100,000, for every policy (with and without sff).
+ * of 10 / 100 / 1,000 / 10,000 / 100,000, users picked uniformly among
+ * 100,000, each in one class, for every policy (with and without sff).
  * Multi-resource policies (mqos, sqos, drf): the same life of a request
  * with a cost vector over 3 resources of capacity 1,000 (kinds cpu-, disk-
  * and bandwidth-heavy, costs 4..38 units: about 60 requests hold them at
@@ -107,12 +107,17 @@ static struct rs_sched *make(enum rs_policy p, enum rs_controller c, bool sff,
 	return s;
 }
 
-/* A request of a random class and user; with nres a cost vector: one
+/* A request of a random user, in its class: user u is in class u %
+ * classes, as a client address is in the class its request_sched_class
+ * line gives it (USERS / classes users per class; before 2026-11-29 the
+ * class was drawn apart from the user, so the USERS users made up to
+ * USERS * classes (class, user) pairs). With nres a cost vector: one
  * resource (by turn) 16..38 units, the others 4..11. */
 static void enqueue_one(struct rs_sched *s, uint64_t *seed, int classes,
 			bool nres, rs_time_ns t)
 {
-	uint64_t x = xs(seed);
+	uint64_t x = xs(seed), user = (x >> 20) % USERS;
+	int cls = (int)(user % (uint64_t)classes);
 	uint32_t cost[NRES];
 	rs_id id;
 	int j;
@@ -120,10 +125,8 @@ static void enqueue_one(struct rs_sched *s, uint64_t *seed, int classes,
 	for (j = 0; nres && j < NRES; j++)
 		cost[j] = (uint32_t)(x >> (40 + 3 * j) & 7) +
 			  (j == (int)(x >> 60) % NRES ? 16 + (x >> 50 & 15) : 4);
-	if (nres ? rs_enqueue_cost(s, (int)(x % (uint64_t)classes),
-				   (x >> 20) % USERS, NULL, cost, NULL, t, &id) :
-		   rs_enqueue(s, (int)(x % (uint64_t)classes), (x >> 20) % USERS,
-			      NULL, NULL, t, &id)) {
+	if (nres ? rs_enqueue_cost(s, cls, user, NULL, cost, NULL, t, &id) :
+		   rs_enqueue(s, cls, user, NULL, NULL, t, &id)) {
 		fprintf(stderr, "bench: rs_enqueue failed\n");
 		exit(1);
 	}
