@@ -442,7 +442,6 @@ int rs_share_gates(struct rs_sched *s, uint64_t *gates,
 		   const struct rs_share_row *rows, unsigned n, unsigned self,
 		   rs_time_ns now);
 
-
 /* Resource res of the server (cls < 0) or of class cls: capacity, units
  * held now by released requests (the resource availability counter RAC is
  * capacity - in_use) and units taken since rs_new() (consumed / elapsed
