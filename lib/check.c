@@ -36,11 +36,12 @@
  *   rtc          held bandwidth + free bandwidth = C U+ - exceptive; H_FT
  *                holds exactly the holders; heaps ordered
  *   pacer        tokens <= B; every WAITING flow in its account's FIFO
- *                once; waiting = sum nwait; an account off the active list
- *                has deficit 0; granted list in grant order with grants > 0;
+ *                once; waiting = sum nwait; the heap holds exactly the
+ *                accounts with waiting flows, ordered by tag; granted list
+ *                in grant order with grants > 0;
  *                open = sum of account flows = sum of class flows;
  *                window_bytes = sum of the clamps; per class nbacklog =
- *                its accounts on the active list, npresent = its present
+ *                its accounts with waiting flows, npresent = its present
  *                accounts; the recent list holds the recent accounts,
  *                oldest read first; kept shares: an account's share tokens
  *                <= 20 ms of C * max(U+, 0.05) (or 2 MSS), no recorded
@@ -458,7 +459,7 @@ static void check_presence(const struct rs_sched *s, const char *op)
 		if (!e->nflows)
 			continue;
 		recent += e->recent;
-		cnt[2 * e->cls] += e->active;
+		cnt[2 * e->cls] += e->nwait > 0;
 		cnt[2 * e->cls + 1] += e->nreq > 0 || e->recent;
 	}
 	ASSERT("pacer", recent == n);
@@ -480,12 +481,20 @@ static void check_pacer(const struct rs_sched *s, const char *op)
 
 	ASSERT("pacer", p->tokens <=
 	       rs_pacer_burst(rs_pace_rate(s)) + 1e-6);
-	for (a = p->act_head, n = 0; a != RS_NIL; a = p->ac[a].next, n++) {
-		const struct rs_acct *e = &p->ac[a];
+	ASSERT("pacer", p->act.n <= p->nac);
+	for (n = 0; n < p->act.n; n++) {
+		const struct rs_acct *e = &p->ac[p->act.item[n]];
 		uint32_t k = 0;
 
-		ASSERT("pacer", n < p->nac && e->active && e->nflows);
-		ASSERT("pacer", a == p->act_head || e->nwait);
+		a = p->act.item[n];
+		ASSERT("pacer", e->hpos == n && e->nflows && e->nwait &&
+		       isfinite(e->tag));
+		if (n) {	/* no child before its parent */
+			uint32_t up = p->act.item[(n - 1) / 2];
+
+			ASSERT("pacer", p->ac[up].tag < e->tag ||
+			       (p->ac[up].tag == e->tag && up < a));
+		}
 		for (f = e->head; f != RS_NIL; f = p->fl[f].next, k++)
 			ASSERT("pacer", k < p->nfl &&
 			       p->fl[f].state == RS_FL_WAITING &&
@@ -501,8 +510,8 @@ static void check_pacer(const struct rs_sched *s, const char *op)
 		const struct rs_acct *e = &p->ac[a];
 
 		flows += e->nflows;
-		ASSERT("pacer", !e->nflows || e->active ||
-		       (e->deficit == 0 && !e->visiting && !e->nwait));
+		ASSERT("pacer", !e->nflows ||
+		       (e->nwait > 0) == (e->hpos != RS_NIL));
 		ASSERT("pacer", !e->nflows || !s->cfg.pace_keep_share ||
 		       e->share_tokens <= share_max + 1e-6);
 	}

@@ -228,7 +228,7 @@ struct rs_class {
 	char *name;
 	uint32_t nflows;	/* open flows of the class */
 	uint32_t naccts;	/* pacer accounts of the class */
-	uint32_t nbacklog;	/* of them on the DRR active list */
+	uint32_t nbacklog;	/* of them with waiting flows */
 	uint32_t npresent;	/* of them present (pacer.c: acct_present) */
 	uint64_t foreign_bytes;
 	uint64_t released, cancelled, ended, aborted, expired, rejected;
@@ -306,7 +306,7 @@ struct rs_flow_ent {
 	uint64_t want;		/* WAITING: bytes asked for */
 	int64_t grant;		/* GRANTED: bytes granted by the dispatch */
 	int64_t allowed;	/* allowances returned, not yet read (tokens) */
-	int64_t allowed_drr;	/* part of allowed charged to the deficit too */
+	double cost;		/* tag per byte of its last take (0: none) */
 	rs_time_ns t_grant;	/* GRANTED: when */
 	uint32_t gen;		/* generation: part of the handle */
 	uint32_t cls;		/* class (of the request when bound) */
@@ -317,28 +317,27 @@ struct rs_flow_ent {
 	struct rs_rate rd;	/* their rate, over samples of its least RTT */
 	rs_time_ns rtt_min;	/* least RTT rs_flow_clamp() was given (0: none) */
 	uint8_t state;
-	uint8_t grant_drr;	/* GRANTED: the grant was charged to the deficit */
 	uint8_t gate_from;	/* the gate its last grant or allowance was
 				 * taken from (gate.c), for its refunds */
 };
 
-/* A DRR account: (class, user) under msf, a class under rfq and drr. It
- * exists while it has open flows. Invariant: an account is on the active
- * list iff nwait > 0; an inactive account has deficit 0. */
+/* A pacer account: (class, user) under msf, a class under rfq and drr. It
+ * exists while it has open flows. Invariant: an account is in the pacer's
+ * heap iff nwait > 0 (but while dispatch() holds it aside for its kept
+ * share). */
 struct rs_acct {
 	uint64_t key;		/* user key (msf) or 0 */
-	double deficit;
+	double tag;		/* bytes it was let read / its weight */
 	uint32_t cls;
 	uint32_t nflows;	/* open flows (0: slot free) */
 	uint32_t nwait;		/* WAITING flows in the FIFO */
 	uint32_t head, tail;	/* FIFO of waiting flows */
-	uint32_t next, prev;	/* DRR active list, or free list */
+	uint32_t hpos;		/* position in the heap (RS_NIL: not in it) */
+	uint32_t next;		/* free list, or dispatch()'s held accounts */
 	uint32_t nreq;		/* open flows bound to a request */
 	uint32_t rnext, rprev;	/* list of recent readers */
 	rs_time_ns t_read;	/* last read */
 	uint8_t recent;		/* read within PRESENT_TTL: on that list */
-	uint8_t active;		/* on the active list */
-	uint8_t visiting;	/* quantum already added for this visit */
 	/* pace_keep_share: bytes the account may still read within its
 	 * share of R (a bucket like the pacer's), refilled up to t_share */
 	double share_tokens;
@@ -363,7 +362,9 @@ struct rs_pacer {
 	uint32_t nac, ac_free;
 	uint32_t *slot;		/* account index: acct + 1, linear probing */
 	uint32_t nslot;		/* power of two, >= 2 * fl_cap */
-	uint32_t act_head, act_tail;	/* DRR active list; head = current */
+	struct rs_heap act;	/* accounts with waiting flows, least tag
+				 * first */
+	double vtime;		/* the tag the last charge started from */
 	uint32_t gr_head, gr_tail;	/* GRANTED flows, oldest grant first */
 	uint32_t rc_head, rc_tail;	/* recent readers, oldest read first */
 	double tokens;		/* bytes; <= burst; < 0 after over-reads */

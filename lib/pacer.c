@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * pacer.c - the byte layer: flows, and a pacer that grants reads of
- * response bytes at rate R in weighted deficit round robin (a token bucket
- * in front of DRR, like sch_tbf + sch_drr).
+ * response bytes at rate R in weighted fair order (a token bucket in front
+ * of start-time fair queueing over accounts).
  *
  * Rate and bucket:  R = max(5 % of C, U+ * C - exceptive rate)  (bytes/s,
  *   rs_full_rate()); tokens refill at R, capped at B = max(2 MSS, R * 5 ms);
@@ -16,33 +16,40 @@
  *   (its user waits for a server or reads a response) or it read within
  *   the last PRESENT_TTL = 1 s (a tunnel, whose requests are unseen). MSF
  *   counts such a user among its class's active users; so the backlogged
- *   accounts of a class share the quanta of its present ones: a user
+ *   accounts of a class share the weights of its present ones: a user
  *   waiting for its server lends its share to its own class first.
- * DRR: the active list holds the accounts with waiting flows, the current
- *   one at the head. On a new visit deficit += Q_a = q * w_a / w_min *
- *   max(1, present_c / backlogged_c) (q = max(MSS, R * 2 ms)). The head
- *   flow gets g = min(want, deficit, tokens) when g >= min(want, q)
- *   (with kept shares, never above the account's D_a);
- *   deficit -= g, tokens -= g; it leaves the FIFO with the grant and wake
- *   fires. An account whose deficit is
- *   below its head's need passes the turn (keeps the deficit); when the
- *   tokens run out the dispatch stops and the head account keeps its turn
- *   and deficit, even if the grant emptied its FIFO (it "lingers": its flow
- *   asks again after its read and goes on with the same quantum; without
- *   this a token-limited grant would end every visit and the weights would
- *   be lost). A visited account with no waiting flow leaves the list with
- *   deficit 0, as does an account whose last waiting flow is closed.
+ * Fair order (start-time fair queueing, Goyal, Vin and Cheng, SIGCOMM
+ *   1996, over accounts): every account has a tag, the bytes it was let
+ *   read times its cost per byte c_a = w_min / (w_a * max(1, present_c /
+ *   backlogged_c)), and the pacer a virtual time V, the tag its last
+ *   charge from the heap or to a lone reader started at. An account that
+ *   starts waiting, or takes bytes while it does not wait, first takes tag
+ *   max(V, its tag): it is owed nothing for the time it did not ask, and
+ *   still owes what it read before. The waiting account with the least
+ *   tag (the heap's top) is served: its head flow gets g = min(want,
+ *   tokens, max(need, the flow's clamp)) (with kept shares, never more
+ *   than the account's bucket holds), need = min(want, q), q = max(MSS,
+ *   R * 2 ms); g * c_a is added to its tag and the flow leaves the FIFO
+ *   with the grant and wake fires; an account without waiting flows
+ *   leaves the heap and keeps its tag. Every take of bytes (a grant or an
+ *   allowance) is charged so; every byte given back unread takes its cost
+ *   back off the tag and every byte read beyond an allowance adds to it.
+ *   So the order follows what each account read, not what it was offered:
+ *   an account whose flows' windows hold less than its share per visit is
+ *   visited more often (DRR's quanta, offered once per round, were lost
+ *   unread there: doc/testbed.md). When the tokens run out the dispatch
+ *   stops and the top keeps its place.
  * Kept shares (cfg.pace_keep_share): each account has a second bucket,
  *   refilled at its share of R among the accounts with open flows,
  *   S_a = R * w_a / wsum * max(1, present_c / backlogged_c) (its class's
- *   absent users lend it their shares, as in Q_a), capped at
+ *   absent users lend it their shares, as in c_a), capped at
  *   D_a = max(2 MSS, S_a * 20 ms). Every grant is taken from it too, and
- *   refunds and over-reads move it like the tokens. An account whose
- *   bucket holds less than its head's need passes the turn before its
- *   quantum; a pass over the round in which every account waits for its
- *   share ends the dispatch, which records when the earliest of them
- *   refills (rs_pacer_deadline(); so does a refused flow whose account is
- *   alone in the round); a new account in the round, a refund, a
+ *   refunds and over-reads move it like the tokens. An account at the top
+ *   whose bucket holds less than its head's need is held aside for the
+ *   rest of the dispatch (it goes back with its tag at the end); a
+ *   dispatch that holds every waiting account records when the earliest
+ *   of them refills (rs_pacer_deadline(); so does a refused flow whose
+ *   account is alone in the heap); a new waiting account, a refund, a
  *   new present account, a closed flow or a new R forget that time (the
  *   deadline falls back to the tokens'). The pacer is then not
  *   work-conserving toward a class whose users wait for their servers; it
@@ -51,10 +58,9 @@
  * Invariants (checked by test/lib/random_invariants.c):
  *   - tokens <= B;
  *   - every WAITING flow is in exactly one FIFO, its account's, and
- *     waiting = sum of nwait; an account with nwait > 0 is on the active
- *     list, every account on the list but the head has nwait > 0;
- *   - an account off the list has deficit 0; deficit >= -Q_a;
- *   - per class, nbacklog = its accounts on the active list, npresent =
+ *     waiting = sum of nwait; an account is in the heap iff nwait > 0, and
+ *     the heap is ordered by (tag, account);
+ *   - per class, nbacklog = its accounts with nwait > 0, npresent =
  *     its present accounts; an account is on the recent list iff recent,
  *     oldest read first;
  *   - every GRANTED flow is on the granted list, oldest grant first, and is
@@ -103,6 +109,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "heap.h"
 #include "internal.h"
 
 #define GRANT_TTL RS_NSEC_PER_SEC		/* unused grants are reclaimed */
@@ -128,20 +135,21 @@ static double lend(const struct rs_class *k)
 	return 1;
 }
 
-/* q = max(MSS, R * 2 ms): the lightest class's quantum, and the least a
- * grant is worth waking a flow for (each wait costs the proxy an event-loop
- * pass and a read taken off and put back on epoll; one segment at 2 Mbit/s,
- * 5 KB at 20). */
-static double base_quantum(const struct rs_sched *s)
+/* q = max(MSS, R * 2 ms): the least a grant is worth waking a flow for
+ * (each wait costs the proxy an event-loop pass and a read taken off and
+ * put back on epoll; one segment at 2 Mbit/s, 5 KB at 20). */
+static double grant_least(const struct rs_sched *s)
 {
 	return fmax(RS_MSS, rs_full_rate(s) * 0.002);
 }
 
-static double quantum(const struct rs_sched *s, const struct rs_acct *a)
+/* c_a: what a byte adds to account a's tag, in bytes of the lightest
+ * class. */
+static double acct_cost(const struct rs_sched *s, const struct rs_acct *a)
 {
 	const struct rs_class *k = &s->cls[a->cls];
 
-	return base_quantum(s) * k->weight / s->w_min * lend(k);
+	return s->w_min / (k->weight * lend(k));
 }
 
 /* ---- kept shares (cfg.pace_keep_share) ---- */
@@ -165,7 +173,7 @@ static double share_depth(double rate)
 static double grant_need(const struct rs_sched *s, const struct rs_acct *a,
 			 uint64_t want)
 {
-	double need = fmin((double)want, base_quantum(s));
+	double need = fmin((double)want, grant_least(s));
 
 	if (s->cfg.pace_keep_share)
 		need = fmin(need, share_depth(share_rate(s, a)));
@@ -243,7 +251,6 @@ void rs_pacer_init(struct rs_sched *s)
 
 	memset(p, 0, sizeof(*p));
 	p->fl_free = p->ac_free = RS_NIL;
-	p->act_head = p->act_tail = RS_NIL;
 	p->gr_head = p->gr_tail = RS_NIL;
 	p->rc_head = p->rc_tail = RS_NIL;
 	p->tokens = rs_pacer_burst(rs_pace_rate(s));
@@ -254,6 +261,7 @@ void rs_pacer_free(struct rs_sched *s)
 	free(s->pc.fl);
 	free(s->pc.ac);
 	free(s->pc.slot);
+	rs_heap_free(&s->pc.act);
 	memset(&s->pc, 0, sizeof(s->pc));
 }
 
@@ -335,6 +343,8 @@ static int pacer_reserve(struct rs_pacer *p)
 	if (!ac)
 		return RS_ENOMEM;
 	p->ac = ac;
+	if (rs_heap_reserve(&p->act, cap))
+		return RS_ENOMEM;
 	slot = calloc(nslot, sizeof(*slot));
 	if (!slot)
 		return RS_ENOMEM;
@@ -354,48 +364,67 @@ static int pacer_reserve(struct rs_pacer *p)
 
 /* ---- lists ---- */
 
-/* The DRR active list of accounts, through ac[].next/prev. */
-#define ACTIVE(p) RS_LINKS((p)->ac, next, prev)
 /* Flows are on one list at a time (their account's FIFO while WAITING, the
  * granted list while GRANTED), linked through fl[].next/prev. */
 #define FLOWS(p) RS_LINKS((p)->fl, next, prev)
 /* The recent readers, through ac[].rnext/rprev. */
 #define RECENT(p) RS_LINKS((p)->ac, rnext, rprev)
 
-static void act_append(struct rs_sched *s, uint32_t a)
+/* ---- fair order: the heap of waiting accounts by tag ---- */
+
+static bool tag_less(const struct rs_sched *s, uint32_t a, uint32_t b)
+{
+	const struct rs_acct *x = &s->pc.ac[a], *y = &s->pc.ac[b];
+
+	if (x->tag != y->tag)
+		return x->tag < y->tag;
+	return a < b;
+}
+
+static void tag_setpos(struct rs_sched *s, uint32_t a, uint32_t pos)
+{
+	s->pc.ac[a].hpos = pos;
+}
+
+static const struct rs_heap_ops tag_ops = { tag_less, tag_setpos };
+
+/* The tag a charge to account a starts from: out of the heap, it first
+ * catches up with V (it is owed nothing for the time it did not wait). */
+static double tag_start(struct rs_pacer *p, uint32_t a)
+{
+	struct rs_acct *e = &p->ac[a];
+
+	if (e->hpos == RS_NIL && e->tag < p->vtime)
+		e->tag = p->vtime;
+	return e->tag;
+}
+
+/* n bytes (< 0: given back) at cost c per byte move account a's tag. */
+static void tag_add(struct rs_sched *s, uint32_t a, double n, double c)
+{
+	struct rs_acct *e = &s->pc.ac[a];
+
+	e->tag += n * c;
+	if (e->hpos != RS_NIL)
+		rs_heap_fix(s, &s->pc.act, &tag_ops, e->hpos);
+}
+
+/* Account a starts waiting. */
+static void act_join(struct rs_sched *s, uint32_t a)
 {
 	struct rs_pacer *p = &s->pc;
 
+	tag_start(p, a);
 	s->cls[p->ac[a].cls].nbacklog++;
-	p->ac[a].active = 1;
 	share_forget(p);
-	rs_list_append(ACTIVE(p), &p->act_head, &p->act_tail, a);
+	rs_heap_push(s, &p->act, &tag_ops, a);
 }
 
-static void act_cut(struct rs_sched *s, uint32_t a)
-{
-	struct rs_pacer *p = &s->pc;
-
-	s->cls[p->ac[a].cls].nbacklog--;
-	rs_list_cut(ACTIVE(p), &p->act_head, &p->act_tail, a);
-	p->ac[a].active = 0;
-}
-
-/* The account leaves the round: its deficit is forgotten (sch_drr). */
+/* Account a has no waiting flow left: it leaves the heap, keeps its tag. */
 static void act_leave(struct rs_sched *s, uint32_t a)
 {
-	act_cut(s, a);
-	s->pc.ac[a].deficit = 0;
-	s->pc.ac[a].visiting = 0;
-}
-
-/* The head passes the turn and keeps its deficit (nbacklog unchanged). */
-static void act_rotate(struct rs_sched *s)
-{
-	struct rs_pacer *p = &s->pc;
-
-	p->ac[p->act_head].visiting = 0;
-	rs_list_rotate(ACTIVE(p), &p->act_head, &p->act_tail);
+	s->cls[s->pc.ac[a].cls].nbacklog--;
+	rs_heap_remove(s, &s->pc.act, &tag_ops, s->pc.ac[a].hpos);
 }
 
 static void fifo_push(struct rs_sched *s, uint32_t f)
@@ -406,22 +435,24 @@ static void fifo_push(struct rs_sched *s, uint32_t f)
 
 	e->state = RS_FL_WAITING;
 	rs_list_append(FLOWS(p), &a->head, &a->tail, f);
-	a->nwait++;
 	p->waiting++;
-	if (!a->active)
-		act_append(s, e->acct);
+	if (a->nwait++ == 0)
+		act_join(s, e->acct);
 }
 
-/* Take f out of its account's FIFO (the account stays on the list). */
-static void fifo_cut(struct rs_pacer *p, uint32_t f)
+/* Take f out of its account's FIFO; the account leaves the heap with its
+ * last waiting flow. */
+static void fifo_cut(struct rs_sched *s, uint32_t f)
 {
+	struct rs_pacer *p = &s->pc;
 	struct rs_flow_ent *e = &p->fl[f];
 	struct rs_acct *a = &p->ac[e->acct];
 
 	rs_list_cut(FLOWS(p), &a->head, &a->tail, f);
-	a->nwait--;
 	p->waiting--;
 	e->state = RS_FL_IDLE;
+	if (--a->nwait == 0)
+		act_leave(s, e->acct);
 }
 
 static void gr_push(struct rs_pacer *p, uint32_t f)
@@ -437,7 +468,6 @@ static void gr_cut(struct rs_pacer *p, uint32_t f)
 	rs_list_cut(FLOWS(p), &p->gr_head, &p->gr_tail, f);
 	e->state = RS_FL_IDLE;
 	e->grant = 0;
-	e->grant_drr = 0;
 }
 
 /* ---- presence ---- */
@@ -538,10 +568,9 @@ void rs_pacer_refill(struct rs_sched *s, rs_time_ns now)
 		p->tokens = b;
 }
 
-/* Unused bytes of flow f come back: tok to the tokens and the gates they
- * were taken from, drr of them to the deficit of its account if it is
- * still in the round. */
-static void refund(struct rs_sched *s, uint32_t f, int64_t tok, int64_t drr)
+/* Unused bytes of flow f come back: to the tokens and the gates they were
+ * taken from, and off its account's tag at the cost they were charged. */
+static void refund(struct rs_sched *s, uint32_t f, int64_t tok)
 {
 	struct rs_pacer *p = &s->pc;
 	uint32_t a = p->fl[f].acct;
@@ -551,8 +580,7 @@ static void refund(struct rs_sched *s, uint32_t f, int64_t tok, int64_t drr)
 	if (p->tokens > b)
 		p->tokens = b;
 	rs_gate_refund(s, p->ac[a].cls, p->fl[f].gate_from, (double)tok, p->t);
-	if (drr > 0 && p->ac[a].active)
-		p->ac[a].deficit += (double)drr;
+	tag_add(s, a, -(double)tok, p->fl[f].cost);
 	if (s->cfg.pace_keep_share) {
 		struct rs_acct *e = &p->ac[a];
 
@@ -563,13 +591,18 @@ static void refund(struct rs_sched *s, uint32_t f, int64_t tok, int64_t drr)
 }
 
 /* Flow f is let read n bytes: taken from the tokens, its class's gates
- * (which it remembers for a refund) and its account's kept share. */
+ * (which it remembers for a refund) and its account's kept share, and
+ * charged to its account's tag at the account's cost (which the flow
+ * remembers too); V moves to where the charge starts. */
 static void take_bytes(struct rs_sched *s, uint32_t f, double n,
 		       rs_time_ns now)
 {
 	struct rs_pacer *p = &s->pc;
 	struct rs_flow_ent *e = &p->fl[f];
 
+	e->cost = acct_cost(s, &p->ac[e->acct]);
+	p->vtime = fmax(p->vtime, tag_start(p, e->acct));
+	tag_add(s, e->acct, n, e->cost);
 	p->tokens -= n;
 	e->gate_from = (uint8_t)rs_gate_charge(s, p->ac[e->acct].cls, n, now);
 	if (s->cfg.pace_keep_share)
@@ -577,8 +610,7 @@ static void take_bytes(struct rs_sched *s, uint32_t f, double n,
 }
 
 /* Bytes read beyond the allowance: taken from the tokens and the kept
- * share (which may go negative) and from the deficit of an account in the
- * round (>= -Q_a). */
+ * share (which may go negative) and added to the account's tag. */
 static void overcharge(struct rs_sched *s, uint32_t a, uint64_t over)
 {
 	struct rs_pacer *p = &s->pc;
@@ -588,13 +620,8 @@ static void overcharge(struct rs_sched *s, uint32_t a, uint64_t over)
 	(void)rs_gate_charge(s, e->cls, (double)over, p->t);
 	if (s->cfg.pace_keep_share)
 		e->share_tokens -= (double)over;
-	if (e->active) {
-		double q = quantum(s, e);
-
-		e->deficit -= (double)over;
-		if (e->deficit < -q)
-			e->deficit = -q;
-	}
+	tag_start(p, a);
+	tag_add(s, a, (double)over, acct_cost(s, e));
 }
 
 /* The rate of count (cumulative) over samples of at least span: a sample
@@ -731,28 +758,26 @@ static void pacer_advance(struct rs_sched *s, rs_time_ns now)
 	while (p->gr_head != RS_NIL) {
 		uint32_t f = p->gr_head;
 		struct rs_flow_ent *e = &p->fl[f];
-		int64_t g = e->grant, drr = e->grant_drr ? e->grant : 0;
+		int64_t g = e->grant;
 
 		if (now < e->t_grant || now - e->t_grant < GRANT_TTL)
 			break;
 		gr_cut(p, f);
 		if (s->cfg.pacing)
-			refund(s, f, g, drr);
+			refund(s, f, g);
 	}
 }
 
 /* ---- dispatch ---- */
 
-static void grant(struct rs_sched *s, uint32_t f, int64_t g, bool drr,
-		  rs_time_ns now)
+static void grant(struct rs_sched *s, uint32_t f, int64_t g, rs_time_ns now)
 {
 	struct rs_pacer *p = &s->pc;
 	struct rs_flow_ent *e = &p->fl[f];
 
-	fifo_cut(p, f);
+	fifo_cut(s, f);
 	gr_push(p, f);
 	e->grant = g;
-	e->grant_drr = drr;
 	e->t_grant = now;
 	if (p->wake) {
 		s->in_callback = 1;
@@ -761,69 +786,59 @@ static void grant(struct rs_sched *s, uint32_t f, int64_t g, bool drr,
 	}
 }
 
+/* Accounts held aside by dispatch() go back to the heap with their tags. */
+static void held_return(struct rs_sched *s, uint32_t held)
+{
+	while (held != RS_NIL) {
+		uint32_t next = s->pc.ac[held].next;
+
+		rs_heap_push(s, &s->pc.act, &tag_ops, held);
+		held = next;
+	}
+}
+
 static void dispatch(struct rs_sched *s, rs_time_ns now)
 {
 	struct rs_pacer *p = &s->pc;
-	/* kept shares: the first of the accounts that waited for their share
-	 * since the last progress, and when the earliest of them refills */
-	uint32_t first_held = RS_NIL;
+	/* kept shares: the accounts held aside for their share, through
+	 * ac[].next, and when the earliest of them refills */
+	uint32_t a, held = RS_NIL;
 	rs_time_ns refill = 0;
 
 	pacer_advance(s, now);
 	p->share_refill = 0;
-	while (p->act_head != RS_NIL) {
-		uint32_t a = p->act_head;
+	while ((a = rs_heap_top(&p->act)) != RS_NIL) {
 		struct rs_acct *e = &p->ac[a];
-		struct rs_flow_ent *h;
+		struct rs_flow_ent *h = &p->fl[e->head];
 		double need, g, left;
 
 		if (!s->cfg.pacing) {	/* pacing was turned off */
-			if (!e->nwait) {
-				act_leave(s, a);
-				continue;
-			}
-			h = &p->fl[e->head];
-			grant(s, e->head, (int64_t)h->want, false, now);
+			h->cost = 0;
+			grant(s, e->head, (int64_t)h->want, now);
 			continue;
 		}
 		need = head_need(s, e);
 		if (p->tokens < need)
-			break;		/* the head keeps its turn */
-		if (!e->nwait) {
-			act_leave(s, a);
-			continue;
-		}
-		h = &p->fl[e->head];
+			break;		/* the top keeps its place */
 		left = share_left(s, a, now);
-		if (left < need) {	/* waits for its share: passes the turn */
+		if (left < need) {	/* waits for its share: held aside */
 			rs_time_ns t = share_ready(s, a, need, now);
 
-			if (first_held == a) {	/* a whole pass waited */
-				p->share_refill = refill;
-				break;
-			}
-			if (first_held == RS_NIL || t < refill)
+			if (held == RS_NIL || t < refill)
 				refill = t;
-			if (first_held == RS_NIL)
-				first_held = a;
-			act_rotate(s);
+			rs_heap_remove(s, &p->act, &tag_ops, e->hpos);
+			e->next = held;
+			held = a;
 			continue;
 		}
-		first_held = RS_NIL;
-		if (!e->visiting) {
-			e->deficit += quantum(s, e);
-			e->visiting = 1;
-		}
-		if (e->deficit < need) {
-			act_rotate(s);
-			continue;
-		}
-		g = floor(fmin(fmin(fmin((double)h->want, e->deficit), p->tokens),
-			       left));
-		e->deficit -= g;
+		g = floor(fmin(fmin(fmin((double)h->want, p->tokens), left),
+			       fmax(need, (double)h->clamp)));
 		take_bytes(s, e->head, g, now);
-		grant(s, e->head, (int64_t)g, true, now);
+		grant(s, e->head, (int64_t)g, now);
 	}
+	if (!p->act.n && held != RS_NIL)	/* every one waits for its share */
+		p->share_refill = refill;
+	held_return(s, held);
 }
 
 void rs_pacer_timer(struct rs_sched *s, rs_time_ns now)
@@ -842,9 +857,9 @@ rs_time_ns rs_pacer_deadline(const struct rs_sched *s)
 	if (!p->waiting)
 		return UINT64_MAX;
 	earliest = p->t + MIN_WAIT;
-	if (!s->cfg.pacing || p->act_head == RS_NIL)
+	if (!s->cfg.pacing || !p->act.n)
 		return earliest;
-	e = &p->ac[p->act_head];
+	e = &p->ac[rs_heap_top(&p->act)];
 	need = head_need(s, e);
 	rate = rs_pace_rate(s);
 	lack = need - p->tokens;
@@ -884,8 +899,9 @@ static uint32_t acct_get(struct rs_sched *s, uint32_t cls, uint64_t key)
 	memset(e, 0, sizeof(*e));
 	e->key = key;
 	e->cls = cls;
+	e->tag = p->vtime;
 	e->head = e->tail = RS_NIL;
-	e->next = e->prev = RS_NIL;
+	e->hpos = e->next = RS_NIL;
 	e->rnext = e->rprev = RS_NIL;
 	p->slot[empty] = a + 1;
 	s->cls[cls].naccts++;
@@ -903,8 +919,6 @@ static void acct_put(struct rs_sched *s, uint32_t a)
 
 	if (--e->nflows)
 		return;
-	if (e->active)
-		act_leave(s, a);
 	if (e->recent)
 		recent_cut(s, a);
 	slot_delete(p, a);
@@ -1011,29 +1025,29 @@ int rs_flow_close(struct rs_sched *s, rs_flow f, rs_time_ns now)
 	pacer_advance(s, now);
 	e = &p->fl[i];
 	if (e->state == RS_FL_GRANTED) {
-		int64_t g = e->grant, drr = e->grant_drr ? e->grant : 0;
+		int64_t g = e->grant;
 
 		gr_cut(p, i);
 		if (s->cfg.pacing)
-			refund(s, i, g, drr);
+			refund(s, i, g);
 	} else if (e->state == RS_FL_WAITING) {
-		fifo_cut(p, i);
-		if (!p->ac[e->acct].nwait && p->ac[e->acct].active)
-			act_leave(s, e->acct);
+		fifo_cut(s, i);
 	}
 	if (e->req)
 		acct_nreq_add(s, e->acct, -1);
 	acct_put(s, e->acct);
 	s->cls[e->cls].nflows--;
 	p->window_bytes -= e->clamp;
-	if (--p->open == 0)
-		p->wsum = 0;	/* no drift */
+	if (--p->open == 0) {	/* no account left: no drift */
+		p->wsum = 0;
+		p->vtime = 0;
+	}
 	e->state = RS_FL_FREE;
 	if (++e->gen == 0)
 		e->gen = 1;
 	e->next = p->fl_free;
 	p->fl_free = i;
-	if (p->act_head != RS_NIL)
+	if (p->act.n)
 		dispatch(s, now);
 	rs_check(s, "rs_flow_close");
 	return 0;
@@ -1044,14 +1058,11 @@ static int64_t take_grant(struct rs_sched *s, uint32_t i, uint64_t want)
 {
 	struct rs_flow_ent *e = &s->pc.fl[i];
 	int64_t g = e->grant, take = (uint64_t)g < want ? g : (int64_t)want;
-	bool drr = e->grant_drr;
 
 	gr_cut(&s->pc, i);
 	e->allowed += take;
-	if (drr)
-		e->allowed_drr += take;
 	if (s->cfg.pacing && take < g)
-		refund(s, i, g - take, drr ? g - take : 0);
+		refund(s, i, g - take);
 	return take;
 }
 
@@ -1073,8 +1084,8 @@ static void start_wait(struct rs_sched *s, uint32_t i, uint64_t want,
 
 	e->want = want;
 	fifo_push(s, i);
-	if (p->act_head == e->acct && p->act_tail == e->acct && left < need)
-		/* alone in the round, it waits for its share */
+	if (p->act.n == 1 && left < need)
+		/* alone in the heap, it waits for its share */
 		p->share_refill = share_ready(s, e->acct, need, now);
 	s->ss = false;		/* the link is at R: slow start is over */
 }
@@ -1204,15 +1215,12 @@ int rs_flow_read(struct rs_sched *s, rs_flow f, uint64_t n, rs_time_ns now)
 		take_grant(s, i, WANT_MAX);
 	if (s->cfg.pacing) {
 		if (n <= (uint64_t)e->allowed) {
-			int64_t unused = e->allowed - (int64_t)n;
-
-			refund(s, i, unused, unused < e->allowed_drr ?
-			       unused : e->allowed_drr);
+			refund(s, i, e->allowed - (int64_t)n);
 		} else {
 			overcharge(s, e->acct, n - (uint64_t)e->allowed);
 		}
 	}
-	e->allowed = e->allowed_drr = 0;
+	e->allowed = 0;
 	if (n) {
 		e->rd_total += n;
 		recent_touch(s, e->acct, now);
@@ -1223,7 +1231,7 @@ int rs_flow_read(struct rs_sched *s, rs_flow f, uint64_t n, rs_time_ns now)
 			rs_foreign_bytes(s, e->cls, e->ukey, n,
 					 e->rd_total - n, now);
 	}
-	if (p->act_head != RS_NIL)
+	if (p->act.n)
 		dispatch(s, now);		/* may wake flows */
 	rs_check(s, "rs_flow_read");
 	return 0;
@@ -1280,8 +1288,8 @@ uint32_t rs_flow_clamp(const struct rs_sched *cs, rs_flow f, rs_time_ns rtt)
  * rs_reconfigure(): the classes were renumbered (map: old -> new class,
  * requests already moved) and the policy may have changed the account
  * granularity. Accounts are rebuilt from the open flows (no allocation:
- * accounts <= flows); waiting flows keep their order (the order of the old
- * round, FIFO inside each account); deficits restart at 0; grants stay.
+ * accounts <= flows); waiting flows keep their order (by the old tags,
+ * FIFO inside each account); tags and V restart at 0; grants stay.
  */
 void rs_pacer_rebuild(struct rs_sched *s, const uint32_t *map)
 {
@@ -1290,12 +1298,11 @@ void rs_pacer_rebuild(struct rs_sched *s, const uint32_t *map)
 
 	wmin(s);
 	rs_pacer_cap(s);
-	/* one chain of the waiting flows, in round order, through next */
-	for (a = p->act_head; a != RS_NIL; a = p->ac[a].next) {
+	/* one chain of the waiting flows, least tag first, through next */
+	while ((a = rs_heap_top(&p->act)) != RS_NIL) {
 		const struct rs_acct *e = &p->ac[a];
 
-		if (!e->nwait)
-			continue;
+		rs_heap_remove(s, &p->act, &tag_ops, 0);
 		if (last != RS_NIL)
 			p->fl[last].next = e->head;
 		else
@@ -1304,7 +1311,7 @@ void rs_pacer_rebuild(struct rs_sched *s, const uint32_t *map)
 	}
 	p->nac = 0;
 	p->ac_free = RS_NIL;
-	p->act_head = p->act_tail = RS_NIL;
+	p->vtime = 0;
 	p->rc_head = p->rc_tail = RS_NIL;	/* who read lately is forgotten */
 	p->waiting = 0;
 	p->wsum = 0;

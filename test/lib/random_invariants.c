@@ -35,11 +35,11 @@
  *   - bytes are conserved: global and per class bytes = rs_on_bytes +
  *     flow reads + foreign bytes (per class name, across reconfigures);
  *   - white box (internal.h): tokens <= B; every WAITING flow is in exactly
- *     one FIFO, its account's; every account on the active list but the
- *     head has waiting flows; an account off the list has deficit 0; the
+ *     one FIFO, its account's; the heap holds exactly the accounts with
+ *     waiting flows, ordered by tag, and tags are finite; the
  *     granted list is in grant order and every grant is > 0; open flows,
  *     per class flows and window_bytes match the model; per class,
- *     nbacklog counts its accounts on the active list and npresent its
+ *     nbacklog counts its accounts with waiting flows and npresent its
  *     accounts with a request-bound flow or on the recent list, which is
  *     in read order;
  *   - an allowance follows the state: a fresh grant is > 0, a waiting flow
@@ -384,15 +384,19 @@ static void check_pacer(struct world *w)
 	if (p->nfl > sizeof(seen))
 		FAIL(w, "flow slots %u", p->nfl);
 	memset(seen, 0, sizeof(seen));
-	for (a = p->act_head; a != RS_NIL; a = p->ac[a].next, nacc++) {
-		const struct rs_acct *e = &p->ac[a];
-		uint32_t n = 0;
+	for (nacc = 0; nacc < p->act.n; nacc++) {
+		const struct rs_acct *e = &p->ac[p->act.item[nacc]];
+		uint32_t n = 0, up = nacc ? p->act.item[(nacc - 1) / 2] : 0;
 
-		if (!e->active || !e->nflows)
-			FAIL(w, "account %u on the list: active %d flows %u", a,
-			     e->active, e->nflows);
-		if (a != p->act_head && !e->nwait)
-			FAIL(w, "account %u on the list without waiting flows", a);
+		a = p->act.item[nacc];
+		if (e->hpos != nacc || !e->nflows || !e->nwait ||
+		    !isfinite(e->tag))
+			FAIL(w, "account %u in the heap: at %u flows %u waiting %u",
+			     a, e->hpos, e->nflows, e->nwait);
+		if (nacc && (p->ac[up].tag > e->tag ||
+			     (p->ac[up].tag == e->tag && up > a)))
+			FAIL(w, "account %u (tag %.3f) above its parent %u (%.3f)",
+			     a, e->tag, up, p->ac[up].tag);
 		for (f = e->head; f != RS_NIL; f = p->fl[f].next, n++) {
 			if (seen[f]++ || p->fl[f].state != RS_FL_WAITING ||
 			    p->fl[f].acct != a)
@@ -402,7 +406,7 @@ static void check_pacer(struct world *w)
 			FAIL(w, "account %u: %u in FIFO, nwait %u", a, n, e->nwait);
 		waiting += n;
 		if (nacc > p->nac)
-			FAIL(w, "active list loops");
+			FAIL(w, "heap larger than the accounts");
 	}
 	if (waiting != p->waiting)
 		FAIL(w, "waiting %u, in FIFOs %u", p->waiting, waiting);
@@ -420,12 +424,13 @@ static void check_pacer(struct world *w)
 		const struct rs_acct *e = &p->ac[a];
 
 		if (e->nflows) {
-			nback[e->cls] += e->active;
+			nback[e->cls] += e->nwait > 0;
 			npres[e->cls] += e->nreq > 0 || e->recent;
 		}
 		flows += e->nflows;
-		if (e->nflows && !e->active && (e->deficit != 0 || e->visiting))
-			FAIL(w, "idle account %u has deficit %.3f", a, e->deficit);
+		if (e->nflows && (e->nwait > 0) != (e->hpos != RS_NIL))
+			FAIL(w, "account %u: %u waiting, heap position %u", a,
+			     e->nwait, e->hpos);
 	}
 	for (f = 0; f < p->nfl; f++)
 		if (p->fl[f].state == RS_FL_WAITING && !seen[f])
@@ -1407,7 +1412,7 @@ static void drain_flows(struct world *w)
 	check(w);
 	rs_get_stats(w->s, &st);
 	if (st.flows || st.flows_waiting || st.window_bytes ||
-	    w->s->pc.act_head != RS_NIL || w->s->pc.gr_head != RS_NIL ||
+	    w->s->pc.act.n || w->s->pc.gr_head != RS_NIL ||
 	    w->s->pc.wsum != 0)
 		FAIL(w, "flows left after closing all");
 }

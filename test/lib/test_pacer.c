@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * test_pacer.c - flows and the pacer (token bucket + DRR), hand-computed.
+ * test_pacer.c - flows and the pacer (token bucket + fair order of
+ * accounts by tag), hand-computed.
  *
  * Link 80 Mbit/s, U+ = 0.98: R = 9,800,000 bytes/s, B = R * 5 ms = 49,000,
- * q = R * 2 ms = 19,600, so Q = 19,600 per unit of weight (w_min = 1).
+ * q = R * 2 ms = 19,600; a byte adds 1 / w to its account's tag (w_min =
+ * 1).
  * Link 8 Mbit/s: R = 980,000, B = 4,900, q = 1,960.
  */
 #include <math.h>
@@ -115,38 +117,42 @@ static int grants_to(struct rs_sched *s, struct wakes *wk, rs_flow f, int n,
 	return got;
 }
 
-/* Weights 3:1, two backlogged accounts asking 9,800 bytes at a time:
- * per round the weight-3 account gets Q = 58,800 = 6 grants, the other
- * 19,600 = 2 grants, one grant per ms (the tokens of 1 ms are 9,800). */
-START_TEST(drr_three_to_one)
+/* Weights 3:1, two backlogged accounts asking 9,800 bytes at a time, one
+ * grant per ms (the tokens of 1 ms are 9,800). fa read the bucket alone
+ * (tag 49,000 / 3 = 16,333; V stays 0, where that charge started), so fb
+ * (tag 0) is served first, twice (9,800, 19,600); then for every grant
+ * of 9,800 to fb, three to fa: in 32 grants tags 16,333 + 24 * 3,267 =
+ * 94,733 and 19,600 + 8 * 9,800 = 98,000 (25 : 7 or 23 : 9 would have
+ * served one above the other's tag). */
+START_TEST(fair_three_to_one)
 {
 	struct rec rec = { 0 };
 	struct wakes wk;
 	struct rs_sched *s = paced_three_to_one(RS_POLICY_RFQ, &rec, &wk);
 	rs_flow fa, fb;
 	rs_time_ns now = 0;
-	int round;
 
 	fa = fopen_(s, 0, 0, 1, 0);
 	fb = fopen_(s, 0, 1, 2, 0);
 	both_waiting(s, fa, fb, 49000, 0);	/* the bucket starts full: B */
-	for (round = 0; round < 4; round++) {
-		ck_assert_int_eq(grants_to(s, &wk, fa, 6, &now), 6);
-		ck_assert_int_eq(grants_to(s, &wk, fb, 2, &now), 2);
-	}
-	ck_assert_uint_eq(now, 32 * MS);
+	ck_assert_int_eq(grants_to(s, &wk, fb, 2, &now), 2);
+	ck_assert_int_eq(grants_to(s, &wk, fa, 32, &now), 24);
+	ck_assert_uint_eq(now, 34 * MS);
 	/* the byte counts went to the classes as foreign bytes */
-	ck_assert_uint_eq(cstats(s, 0).foreign_bytes, 49000 + 4 * 58800);
-	ck_assert_uint_eq(cstats(s, 1).bytes, 4 * 19600);
+	ck_assert_uint_eq(cstats(s, 0).foreign_bytes, 49000 + 24 * 9800);
+	ck_assert_uint_eq(cstats(s, 1).bytes, 10 * 9800);
 	rs_free(s);
 }
 END_TEST
 
 /* msf, weights 3:1. User 2 of class a read 1 ms ago (a tunnel between
  * two responses): it is present, so the backlogged user 1 of its class
- * gets the quanta of both, 2 * 58,800 = 12 grants of 9,800 per round
- * against 2 for user 3 of class b. Once user 2 has been silent for 1 s,
- * user 1 is back to its own quantum: 6 grants against 2. */
+ * has the weights of both, 6: a grant of 9,800 adds 1,633 to its tag,
+ * against 9,800 for user 3 of class b. User 1 read 48,000 alone (at cost
+ * 1 / 3: tag 16,000), so user 3 is served twice first; then in 14 grants
+ * 12 to user 1 (tags 16,000 + 12 * 1,633 = 35,600 and 39,200). Once user
+ * 2 has been silent for 1 s, user 1 is back to weight 3: after user 3's
+ * two, 24 of 32 as in fair_three_to_one. */
 START_TEST(present_user_lends_to_its_class)
 {
 	struct rec rec = { 0 };
@@ -161,9 +167,9 @@ START_TEST(present_user_lends_to_its_class)
 	ck_assert_int_eq(rs_flow_allowance(s, fa2, 1000, 0), 1000);
 	ck_assert_int_eq(rs_flow_read(s, fa2, 1000, 0), 0);
 	both_waiting(s, fa1, fb, 48000, 0);
-	ck_assert_int_eq(grants_to(s, &wk, fa1, 12, &now), 12);
 	ck_assert_int_eq(grants_to(s, &wk, fb, 2, &now), 2);
-	ck_assert_uint_eq(now, 14 * MS);
+	ck_assert_int_eq(grants_to(s, &wk, fa1, 14, &now), 12);
+	ck_assert_uint_eq(now, 16 * MS);
 	ck_assert_int_eq(rs_flow_close(s, fa1, now), 0);
 	ck_assert_int_eq(rs_flow_close(s, fb, now), 0);
 
@@ -171,9 +177,8 @@ START_TEST(present_user_lends_to_its_class)
 	fa1 = fopen_(s, 0, 0, 1, now);
 	fb = fopen_(s, 0, 1, 3, now);
 	both_waiting(s, fa1, fb, 49000, now);
-	ck_assert_int_eq(grants_to(s, &wk, fa1, 6, &now), 6);
 	ck_assert_int_eq(grants_to(s, &wk, fb, 2, &now), 2);
-	ck_assert_int_eq(grants_to(s, &wk, fa1, 6, &now), 6);
+	ck_assert_int_eq(grants_to(s, &wk, fa1, 32, &now), 24);
 	rs_free(s);
 }
 END_TEST
@@ -711,21 +716,22 @@ START_TEST(wait_ahead_queues_like_allowance)
 	ck_assert_int_eq(rs_flow_allowance(s, fa, 9800, 0), 0);
 	ck_assert_uint_eq(gstats(s).flows_waiting, 1);
 	ck_assert_uint_eq(rs_next_deadline(s), MS);
-	/* 2 ms later the tokens are there, but fa waits ahead of fb */
+	/* 2 ms later the tokens are there; fb waits too, and is served
+	 * first (fa read the bucket: its tag is 16,333, fb's 0) */
 	ck_assert_int_eq(rs_flow_wait_ahead(s, fb, 9800, 2 * MS), 1);
 	ck_assert_uint_eq(gstats(s).flows_waiting, 2);
 	rs_on_timer(s, 2 * MS);
 	ck_assert_int_ge(wk.n, 1);
-	ck_assert(wk.f[0] == fa);
+	ck_assert(wk.f[0] == fb);
 	/* a granted flow may read: nothing changes until it asks */
-	ck_assert_int_eq(rs_flow_wait_ahead(s, fa, 9800, 2 * MS), 0);
-	ck_assert_int_eq(rs_flow_allowance(s, fa, 9800, 2 * MS), 9800);
-	/* its socket had nothing yet: the 9,800 go back and fb, if the tokens
-	 * of 2 ms (19,600 less a rounding) did not cover it, is woken now */
-	ck_assert_int_eq(rs_flow_read(s, fa, 0, 2 * MS), 0);
-	ck_assert_int_eq(wk.n, 2);
-	ck_assert(wk.f[1] == fb);
+	ck_assert_int_eq(rs_flow_wait_ahead(s, fb, 9800, 2 * MS), 0);
 	ck_assert_int_eq(rs_flow_allowance(s, fb, 9800, 2 * MS), 9800);
+	/* its socket had nothing yet: the 9,800 go back and fa, if the tokens
+	 * of 2 ms (19,600 less a rounding) did not cover it, is woken now */
+	ck_assert_int_eq(rs_flow_read(s, fb, 0, 2 * MS), 0);
+	ck_assert_int_eq(wk.n, 2);
+	ck_assert(wk.f[1] == fa);
+	ck_assert_int_eq(rs_flow_allowance(s, fa, 9800, 2 * MS), 9800);
 	ck_assert_uint_eq(cstats(s, 0).foreign_bytes, 49000);
 	rs_free(s);
 }
@@ -767,7 +773,7 @@ Suite *suite_pacer(void)
 	Suite *s = suite_create("pacer");
 	TCase *tc = tcase_create("core");
 
-	tcase_add_test(tc, drr_three_to_one);
+	tcase_add_test(tc, fair_three_to_one);
 	tcase_add_test(tc, present_user_lends_to_its_class);
 	tcase_add_test(tc, tokens_capped);
 	tcase_add_test(tc, idle_no_deadline);
