@@ -274,9 +274,9 @@ int rs_on_link_bytes(struct rs_sched *s, uint64_t n, uint64_t frames,
  * connection (bound to a class and user only). Before every read the caller
  * asks rs_flow_allowance(); after it, rs_flow_read() with what it read. With
  * cfg.pacing the pacer grants reads at rate R = U+ * C - exceptive rate, in
- * deficit round robin over accounts weighted like the policy (msf: one
- * account per (class, user) of weight w; rfq and drr: one per class), so the
- * bytes on the link follow the weights whatever the window is. A flow
+ * weighted fair order of what accounts read (msf: one account per (class,
+ * user) of weight w; rfq and drr: one per class), so the bytes on the link
+ * follow the weights whatever the window is. A flow
  * refused now waits; the wake callback fires (from rs_on_timer()) when it may
  * read, and the caller then asks again. Without cfg.pacing every allowance is
  * granted at once and flows only count bytes.
