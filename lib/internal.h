@@ -327,7 +327,7 @@ struct rs_flow_ent {
  * share). */
 struct rs_acct {
 	uint64_t key;		/* user key (msf) or 0 */
-	double tag;		/* bytes it was let read / its weight */
+	double tag;		/* bytes it was let read times c_a */
 	uint32_t cls;
 	uint32_t nflows;	/* open flows (0: slot free) */
 	uint32_t nwait;		/* WAITING flows in the FIFO */
@@ -364,7 +364,7 @@ struct rs_pacer {
 	uint32_t nslot;		/* power of two, >= 2 * fl_cap */
 	struct rs_heap act;	/* accounts with waiting flows, least tag
 				 * first */
-	double vtime;		/* the tag the last charge started from */
+	double vtime;		/* V: the highest tag a take started from */
 	uint32_t gr_head, gr_tail;	/* GRANTED flows, oldest grant first */
 	uint32_t rc_head, rc_tail;	/* recent readers, oldest read first */
 	double tokens;		/* bytes; <= burst; < 0 after over-reads */

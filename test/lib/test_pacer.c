@@ -768,6 +768,37 @@ START_TEST(wait_ahead_allowance_held_and_errors)
 }
 END_TEST
 
+/* Bytes let read while pacing was off cost nothing: given back unread
+ * after it is on again, they take nothing off the tag (fa would otherwise
+ * be owed 2^40 / 3 and served alone); the order is fair_three_to_one's. */
+START_TEST(unpaced_bytes_refund_nothing)
+{
+	struct rec rec = { 0 };
+	struct wakes wk;
+	struct rs_sched *s = paced_three_to_one(RS_POLICY_RFQ, &rec, &wk);
+	struct rs_config cfg = cfg_base(RS_POLICY_RFQ, RS_WIN_FIXED);
+	const char *names[] = { "a", "b" };
+	double weights[] = { 3, 1 };
+	rs_time_ns now = 0;
+	rs_flow fa, fb;
+
+	fa = fopen_(s, 0, 0, 1, 0);
+	fb = fopen_(s, 0, 1, 2, 0);
+	cfg.link_bps = 80000000;
+	cfg.pacing = false;
+	ck_assert_int_eq(rs_reconfigure(s, &cfg, names, weights, 2, "a", 0), 0);
+	ck_assert_int_eq(rs_flow_allowance(s, fa, (uint64_t)1 << 40, 0),
+			 (int64_t)1 << 40);
+	cfg.pacing = true;
+	ck_assert_int_eq(rs_reconfigure(s, &cfg, names, weights, 2, "a", 0), 0);
+	ck_assert_int_eq(rs_flow_read(s, fa, 0, 0), 0);
+	both_waiting(s, fa, fb, 49000, 0);
+	ck_assert_int_eq(grants_to(s, &wk, fb, 2, &now), 2);
+	ck_assert_int_eq(grants_to(s, &wk, fa, 32, &now), 24);
+	rs_free(s);
+}
+END_TEST
+
 Suite *suite_pacer(void)
 {
 	Suite *s = suite_create("pacer");
@@ -790,6 +821,7 @@ Suite *suite_pacer(void)
 	tcase_add_test(tc, kept_share_reconfigure);
 	tcase_add_test(tc, wait_ahead_queues_like_allowance);
 	tcase_add_test(tc, wait_ahead_allowance_held_and_errors);
+	tcase_add_test(tc, unpaced_bytes_refund_nothing);
 	suite_add_tcase(s, tc);
 	return s;
 }
