@@ -81,6 +81,18 @@ static struct rs_sched *paced_three_to_one(enum rs_policy policy, struct rec *re
 	return three_to_one(&cfg, rec, wk);
 }
 
+/* Reconfigures the same two classes at 80 Mbit/s with pacing on or off. */
+static void repace_three_to_one(struct rs_sched *s, bool pacing)
+{
+	struct rs_config cfg = cfg_base(RS_POLICY_RFQ, RS_WIN_FIXED);
+	const char *names[] = { "a", "b" };
+	double weights[] = { 3, 1 };
+
+	cfg.link_bps = 80000000;
+	cfg.pacing = pacing;
+	ck_assert_int_eq(rs_reconfigure(s, &cfg, names, weights, 2, "a", 0), 0);
+}
+
 /* fa takes the left bytes of the bucket and reads them; fa and fb then
  * both wait for 9,800 bytes. */
 static void both_waiting(struct rs_sched *s, rs_flow fa, rs_flow fb, int64_t left,
@@ -744,9 +756,6 @@ START_TEST(wait_ahead_allowance_held_and_errors)
 	struct rec rec = { 0 };
 	struct wakes wk;
 	struct rs_sched *s = paced_three_to_one(RS_POLICY_RFQ, &rec, &wk);
-	struct rs_config cfg = cfg_base(RS_POLICY_RFQ, RS_WIN_FIXED);
-	const char *names[] = { "a", "b" };
-	double weights[] = { 3, 1 };
 	rs_flow fa, fb;
 
 	fa = fopen_(s, 0, 0, 1, 0);
@@ -759,9 +768,7 @@ START_TEST(wait_ahead_allowance_held_and_errors)
 	ck_assert_int_eq(rs_flow_close(s, fa, 0), 0);
 	ck_assert_int_eq(rs_flow_wait_ahead(s, fa, 9800, 0), RS_ESTALE);
 	/* pacing off: nobody waits */
-	cfg.link_bps = 80000000;
-	cfg.pacing = false;
-	ck_assert_int_eq(rs_reconfigure(s, &cfg, names, weights, 2, "a", 0), 0);
+	repace_three_to_one(s, false);
 	ck_assert_int_eq(rs_flow_wait_ahead(s, fb, 9800, 0), 0);
 	ck_assert_uint_eq(gstats(s).flows_waiting, 0);
 	rs_free(s);
@@ -776,21 +783,15 @@ START_TEST(unpaced_bytes_refund_nothing)
 	struct rec rec = { 0 };
 	struct wakes wk;
 	struct rs_sched *s = paced_three_to_one(RS_POLICY_RFQ, &rec, &wk);
-	struct rs_config cfg = cfg_base(RS_POLICY_RFQ, RS_WIN_FIXED);
-	const char *names[] = { "a", "b" };
-	double weights[] = { 3, 1 };
 	rs_time_ns now = 0;
 	rs_flow fa, fb;
 
 	fa = fopen_(s, 0, 0, 1, 0);
 	fb = fopen_(s, 0, 1, 2, 0);
-	cfg.link_bps = 80000000;
-	cfg.pacing = false;
-	ck_assert_int_eq(rs_reconfigure(s, &cfg, names, weights, 2, "a", 0), 0);
+	repace_three_to_one(s, false);
 	ck_assert_int_eq(rs_flow_allowance(s, fa, (uint64_t)1 << 40, 0),
 			 (int64_t)1 << 40);
-	cfg.pacing = true;
-	ck_assert_int_eq(rs_reconfigure(s, &cfg, names, weights, 2, "a", 0), 0);
+	repace_three_to_one(s, true);
 	ck_assert_int_eq(rs_flow_read(s, fa, 0, 0), 0);
 	both_waiting(s, fa, fb, 49000, 0);
 	ck_assert_int_eq(grants_to(s, &wk, fb, 2, &now), 2);
