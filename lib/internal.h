@@ -306,7 +306,7 @@ struct rs_flow_ent {
 	uint64_t want;		/* WAITING: bytes asked for */
 	int64_t grant;		/* GRANTED: bytes granted by the dispatch */
 	int64_t allowed;	/* allowances returned, not yet read (tokens) */
-	double cost;		/* tag per byte of its last take (0: none) */
+	double cost;		/* mean tag per byte of its unread bytes */
 	rs_time_ns t_grant;	/* GRANTED: when */
 	uint32_t gen;		/* generation: part of the handle */
 	uint32_t cls;		/* class (of the request when bound) */
