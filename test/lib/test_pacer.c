@@ -71,24 +71,31 @@ static struct rs_sched *three_to_one(struct rs_config *cfg, struct rec *rec,
 	return s;
 }
 
-/* The same on a link of 80 Mbit/s. */
-static struct rs_sched *paced_three_to_one(enum rs_policy policy, struct rec *rec,
-					   struct wakes *wk)
+/* The configuration of a link of 80 Mbit/s with a fixed window. */
+static struct rs_config cfg_80m(enum rs_policy policy)
 {
 	struct rs_config cfg = cfg_base(policy, RS_WIN_FIXED);
 
 	cfg.link_bps = 80000000;
+	return cfg;
+}
+
+/* three_to_one() on a link of 80 Mbit/s. */
+static struct rs_sched *paced_three_to_one(enum rs_policy policy, struct rec *rec,
+					   struct wakes *wk)
+{
+	struct rs_config cfg = cfg_80m(policy);
+
 	return three_to_one(&cfg, rec, wk);
 }
 
-/* Reconfigures the same two classes at 80 Mbit/s with pacing on or off. */
+/* Reconfigures rfq's paced_three_to_one() with pacing on or off. */
 static void repace_three_to_one(struct rs_sched *s, bool pacing)
 {
-	struct rs_config cfg = cfg_base(RS_POLICY_RFQ, RS_WIN_FIXED);
+	struct rs_config cfg = cfg_80m(RS_POLICY_RFQ);
 	const char *names[] = { "a", "b" };
 	double weights[] = { 3, 1 };
 
-	cfg.link_bps = 80000000;
 	cfg.pacing = pacing;
 	ck_assert_int_eq(rs_reconfigure(s, &cfg, names, weights, 2, "a", 0), 0);
 }
@@ -630,12 +637,11 @@ START_TEST(kept_share_need_within_bucket)
 {
 	struct rec rec = { 0 };
 	struct wakes wk;
-	struct rs_config cfg = cfg_base(RS_POLICY_RFQ, RS_WIN_FIXED);
+	struct rs_config cfg = cfg_80m(RS_POLICY_RFQ);
 	struct rs_sched *s;
 	rs_flow fb;
 	rs_time_ns t;
 
-	cfg.link_bps = 80000000;
 	cfg.pace_keep_share = true;
 	cfg.update_interval = 60 * SEC;
 	s = new_paced(&cfg, &rec, &wk);
