@@ -375,6 +375,9 @@ static void check_window(struct rs_sched *s, const char *op)
 	const struct rs_controller_ops *ctl = s->ctl;
 
 	ASSERT("share", s->link_share > 0 && s->link_share <= 1);
+	/* C's frame scale (link.c): within [0.5, 1], 1 on the proxy's bytes */
+	ASSERT("link", s->frame_scale >= 0.5 && s->frame_scale <= 1);
+	ASSERT("link", s->link_src == RS_LINK_COUNTER || s->frame_scale == 1);
 	if (ctl->window) {
 		ASSERT("window", s->Wmax >= 1);
 		ASSERT("window", !ctl->window_from_config ||

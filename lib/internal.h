@@ -497,6 +497,10 @@ struct rs_sched {
 	bool link_full;		/* the counter's last sample carried >=
 				 * LINK_ROOM of U+ * C (false without one) */
 	double link_at_tick, exc_at_tick;
+	/* the link's payload per wire byte (link.c, frame_scale()): decayed
+	 * sums over the counter's busy samples with frames, and the scale of
+	 * C they give, in [FRAME_SCALE_MIN, 1]; 1 without them */
+	double frame_pay, frame_wire, frame_scale;
 	/* this scheduler's share of the link (share.c), 1 alone */
 	double link_share;
 	rs_time_ns share_t;	/* previous rs_share_sample() */
@@ -802,10 +806,12 @@ bool rs_weight_ok(double w);
 #define RS_MSS 1448.0	/* the byte layer's segment: Ethernet's TCP MSS with
 			 * timestamps */
 
-/* This scheduler's C, bytes/s: its share of the link (share.c). */
+/* This scheduler's C, bytes/s of TCP payload: its share of the link
+ * (share.c), in segments of the size the link counter's frames carry
+ * (link.c; C as configured is of full-size segments). */
 static inline double rs_link_Bps(const struct rs_sched *s)
 {
-	return (double)s->cfg.link_bps / 8.0 * s->link_share;
+	return (double)s->cfg.link_bps / 8.0 * s->link_share * s->frame_scale;
 }
 
 /* C * U+ less the exceptive rate of the link counter (link.c), at least

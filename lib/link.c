@@ -36,6 +36,18 @@
  * falls slowly, since x is lumpy there: a sample in which the proxy read a
  * backlog lifts no high and reads 0.
  *
+ * C is configured as TCP payload in full-size segments (1448 bytes in a
+ * 1514-byte frame). A link whose frames are shorter carries less payload:
+ * the pacer at U+ of the configured C then fills it above U+ (the testbed's
+ * beds, 1,217-1,245 bytes per frame under the pacer: 0.991 of the wire at
+ * U+ 0.98, with a standing ISP queue). So from a counter with frames,
+ * frame_scale() measures the link's payload per wire byte, P / N over its
+ * busy samples (payload at least FRAME_BUSY of C; an idle link's frames are
+ * mostly ACKs and say nothing about a full one), both sums decayed with
+ * time constant FRAME_TAU, and scales C (rs_link_Bps()) by its ratio to
+ * RS_WIRE_PAYLOAD_RATIO, within [FRAME_SCALE_MIN, 1]. Without frames (a
+ * byte counter, or no counter) the scale is 1.
+ *
  * link_full records that the last sample had no such room; the pacer
  * reads it too (its link_has_room(): cross traffic that fills the link
  * shows here before the exceptive rate, and so R, follows).
@@ -51,14 +63,17 @@
 
 #include "internal.h"
 
-/* The exceptive rate changes: the pacer refills at the old rate up to now,
- * rtc's free bandwidth follows the new C * U+ - exceptive. */
-static void set_exc_rate(struct rs_sched *s, double rate, rs_time_ns now)
+/* The exceptive rate or C's frame scale changes: the pacer refills at the
+ * old rate up to now, rtc's free bandwidth follows the new C * U+ -
+ * exceptive. */
+static void set_link_rate(struct rs_sched *s, double rate, double scale,
+			  rs_time_ns now)
 {
 	double before = rs_full_rate(s);
 
 	rs_pacer_refill(s, now);
 	s->exc_rate = rate;
+	s->frame_scale = scale;
 	rs_pacer_cap(s);
 	if (s->ctl->rate_changed)
 		s->ctl->rate_changed(s, rs_full_rate(s) - before);
@@ -67,6 +82,24 @@ static void set_exc_rate(struct rs_sched *s, double rate, rs_time_ns now)
 #define EXC_TAU 1.0		/* s: the exceptive rate's time constant */
 #define EXC_FALL_TAU 0.25	/* s: ... falling while the link has room */
 #define LINK_ROOM 0.9		/* a sample below this part of U+ * C has room */
+#define FRAME_TAU 2.0		/* s: the payload per wire byte's time constant */
+#define FRAME_BUSY 0.5		/* a sample with this part of C shows the frames */
+#define FRAME_SCALE_MIN 0.5	/* C is never scaled below this */
+
+/* C's scale after a sample of `payload` in n wire bytes (frames known) over
+ * dt seconds (see the top of this file). */
+static double frame_scale(struct rs_sched *s, double payload, double n,
+			  double dt)
+{
+	double keep = exp(-dt / FRAME_TAU), scale;
+
+	if (payload < FRAME_BUSY * rs_link_Bps(s) / s->frame_scale * dt)
+		return s->frame_scale;
+	s->frame_pay = s->frame_pay * keep + payload;
+	s->frame_wire = s->frame_wire * keep + n;
+	scale = s->frame_pay / s->frame_wire / RS_WIRE_PAYLOAD_RATIO;
+	return fmax(FRAME_SCALE_MIN, fmin(1, scale));
+}
 
 /* One second of the link, in payload bytes: how far the high-water mark
  * may stay above the cumulative difference. */
@@ -112,8 +145,8 @@ int rs_set_link_source(struct rs_sched *s, enum rs_link_source src,
 	s->link_mark = s->bytes;
 	s->link_diff = s->link_high = 0;
 	s->link_full = false;
-	if (src == RS_LINK_PROXIED)
-		set_exc_rate(s, 0, now);
+	s->frame_pay = s->frame_wire = 0;
+	set_link_rate(s, src == RS_LINK_PROXIED ? 0 : s->exc_rate, 1, now);
 	rs_check(s, "rs_set_link_source");
 	return 0;
 }
@@ -131,7 +164,7 @@ static double link_payload(uint64_t n, uint64_t frames)
 int rs_on_link_bytes(struct rs_sched *s, uint64_t n, uint64_t frames,
 		     rs_time_ns now)
 {
-	double payload, proxied, exc, rate;
+	double payload, proxied, exc, rate, scale;
 	int err = rs_entry_err(s);
 
 	if (err)
@@ -145,6 +178,7 @@ int rs_on_link_bytes(struct rs_sched *s, uint64_t n, uint64_t frames,
 	s->link_total += payload;
 	s->exc_total += exc;
 	rate = s->exc_rate;
+	scale = s->frame_scale;
 	if (now > s->link_t) {
 		double dt = (double)(now - s->link_t) / (double)RS_NSEC_PER_SEC;
 		double x = exc / dt;
@@ -152,8 +186,10 @@ int rs_on_link_bytes(struct rs_sched *s, uint64_t n, uint64_t frames,
 		s->link_full = payload / dt >=
 			       LINK_ROOM * s->cfg.target_util * rs_link_Bps(s);
 		rate += (1 - exp(-dt / exc_tau(s, x))) * (x - rate);
+		if (frames && n)
+			scale = frame_scale(s, payload, (double)n * s->link_share, dt);
 	}
-	set_exc_rate(s, rate, now);
+	set_link_rate(s, rate, scale, now);
 	s->link_t = now;
 	s->link_mark = s->bytes;
 	rs_check(s, "rs_on_link_bytes");

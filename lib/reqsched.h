@@ -81,7 +81,8 @@ struct rs_config {
 	enum rs_policy policy;
 	bool sff;			/* DRR-SFF modifier on top of policy */
 	enum rs_controller controller;
-	uint64_t link_bps;		/* downlink capacity C, bits/s, > 0 */
+	uint64_t link_bps;		/* downlink capacity C, bits/s of TCP
+					 * payload in full-size segments, > 0 */
 	double target_util;		/* U+, (0, 1] */
 	rs_time_ns update_interval;	/* wrc-mult interval T */
 	double K;			/* wrc-mult max growth factor, >= 1 */
@@ -261,7 +262,10 @@ int rs_set_link_source(struct rs_sched *s, enum rs_link_source src,
  * reports are TCP payload, so the library takes RS_FRAME_OVERHEAD bytes
  * off every frame (a frame without payload, an ACK, counts 0), or, from a
  * counter of bytes alone (frames 0: an SNMP octet counter), converts n with
- * RS_WIRE_PAYLOAD_RATIO, which holds for full-size segments only. */
+ * RS_WIRE_PAYLOAD_RATIO, which holds for full-size segments only. link_bps
+ * is of full-size segments (a line rate times RS_WIRE_PAYLOAD_RATIO); with
+ * frames the library measures the payload the link's frames carry and
+ * scales C to it (rs_stats.payload_per_wire). */
 #define RS_FRAME_OVERHEAD 66	/* Ethernet 14 + IPv4 20 + TCP 20 + timestamps 12 */
 #define RS_WIRE_PAYLOAD_RATIO (1448.0 / 1514.0)
 int rs_on_link_bytes(struct rs_sched *s, uint64_t n, uint64_t frames,
@@ -347,6 +351,10 @@ struct rs_stats {
 	double U;			/* last measured utilization (bytes incl.
 					 * foreign / interval / C) */
 	uint64_t link_bps;		/* C, as configured */
+	double payload_per_wire;	/* the link's TCP payload per wire byte
+					 * that C is scaled by: measured from
+					 * the counter's frames (link.c), else
+					 * RS_WIRE_PAYLOAD_RATIO */
 	double link_share;		/* of C this scheduler schedules (SMP) */
 	uint32_t queued;
 	uint64_t released, cancelled, ended, aborted, expired;

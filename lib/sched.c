@@ -121,6 +121,7 @@ struct rs_sched *rs_new(const struct rs_config *cfg, rs_release_fn release,
 	s->release = release;
 	s->ctx = ctx;
 	s->link_share = 1;
+	s->frame_scale = 1;
 	s->req_free = RS_NIL;
 	s->ghead = s->gtail = RS_NIL;
 	s->whead = s->wtail = RS_NIL;
@@ -723,6 +724,7 @@ void rs_get_stats(const struct rs_sched *s, struct rs_stats *st)
 	st->W_max = s->ctl->window ? rs_window_limit(s) : (double)s->W;
 	st->U = s->U;
 	st->link_bps = s->cfg.link_bps;
+	st->payload_per_wire = RS_WIRE_PAYLOAD_RATIO * s->frame_scale;
 	st->link_share = s->link_share;
 	st->queued = s->waiting;
 	st->released = s->released;

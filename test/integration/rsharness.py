@@ -28,6 +28,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from reqsched_tools.localnet import free_port, wait_port
 from reqsched_tools.mgrpage import MgrValue, parse_mgr_page
+from reqsched_tools import scenario
 from reqsched_tools.paths import squid_state_dir, use_build_lib
 
 TOP = Path(__file__).resolve().parents[2]
@@ -36,6 +37,9 @@ SQUID_BIN = Path(os.environ.get("RS_SQUID", TOP / "build/squid/sbin/squid"))
 # tests of test_tls_icap.py only.
 SQUID_TLS_ICAP_BIN = Path(os.environ.get("RS_SQUID_TLS_ICAP", TOP / "build/tls-icap/squid/sbin/squid"))
 use_build_lib()
+# request_sched_link is the line rate; the scheduler's C is its TCP payload in
+# full-size segments, 1448 of every 1514 bytes (patch 49), and R is U+ of that
+PAYLOAD_PER_WIRE = scenario.PAYLOAD_PER_WIRE
 # Optional share dir (errors/, icons/, mime.conf) for a Squid not installed
 # under its configured prefix (e.g. a stock binary used to develop the harness).
 SQUID_SHARE = os.environ.get("RS_SQUID_SHARE", "")

@@ -29,7 +29,7 @@ import pytest
 import rsharness as h
 from rsharness import sched_conf, wait_until
 
-RATIO = 1448 / 1514
+RATIO = h.PAYLOAD_PER_WIRE
 FRAME_OVERHEAD = 66      # RS_FRAME_OVERHEAD: an interface frame's headers (patch 45)
 LINK = "8 Mbit"          # C = 1,000,000 bytes/s
 C_BYTES = 1_000_000
@@ -150,7 +150,8 @@ def assert_rate(rp: h.Report, rate: float) -> None:
     assert 0.8 * want <= got <= 1.2 * want, f"link_bytes {got:.0f}, expected about {want:.0f}:\n{rp.text}"
     # exceptive = link - proxied (no proxied traffic here)
     assert rp.g("exceptive_bytes") == pytest.approx(max(0.0, got - rp.g("proxied_bytes")), abs=2), rp.text
-    u = got * 8 / rp.g("interval_s") / rp.g("link_bps")
+    # C is the line rate's payload (payload_per_wire of link_bps)
+    u = got * 8 / rp.g("interval_s") / (rp.g("link_bps") * rp.g("payload_per_wire"))
     assert rp.g("U") == pytest.approx(u, rel=0.05, abs=0.005), f"U does not follow link_bytes:\n{rp.text}"
 
 
@@ -399,6 +400,21 @@ def _rx(dev: str) -> Tuple[int, int]:
     return int((stats / "rx_bytes").read_text()), int((stats / "rx_packets").read_text())
 
 
+def _small_datagrams(ns: str) -> subprocess.Popen:
+    """9,000 100-byte UDP datagrams (142-byte frames) at 1,500/s from the
+    namespace's end of veth_counter to its root end."""
+    return subprocess.Popen(
+        ["ip", "netns", "exec", ns, sys.executable, "-c",
+         "import socket, time\n"
+         "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+         "t0 = time.monotonic()\n"
+         "for i in range(9000):\n"
+         "    s.sendto(bytes(100), ('169.254.77.1', 9))\n"
+         "    ahead = t0 + (i + 1) / 1500 - time.monotonic()\n"
+         "    if ahead > 0:\n"
+         "        time.sleep(ahead)\n"])
+
+
 def test_iface_counts_the_payload_of_its_frames(squid_factory, veth_counter):
     """iface NAME rx reads the interface's frames with its bytes (patch 45):
     a frame's 66 bytes of headers are not payload. 100-byte UDP datagrams
@@ -410,16 +426,7 @@ def test_iface_counts_the_payload_of_its_frames(squid_factory, veth_counter):
     dev, ns = veth_counter
     sq = squid_factory(sched=counter_conf(f"iface {dev} rx"))
     wait_state(sq, "ok")
-    sender = subprocess.Popen(
-        ["ip", "netns", "exec", ns, sys.executable, "-c",
-         "import socket, time\n"
-         "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
-         "t0 = time.monotonic()\n"
-         "for i in range(9000):\n"
-         "    s.sendto(bytes(100), ('169.254.77.1', 9))\n"
-         "    ahead = t0 + (i + 1) / 1500 - time.monotonic()\n"
-         "    if ahead > 0:\n"
-         "        time.sleep(ahead)\n"])
+    sender = _small_datagrams(ns)
     try:
         time.sleep(1.2)
         bytes0, frames0 = _rx(dev)
@@ -437,6 +444,28 @@ def test_iface_counts_the_payload_of_its_frames(squid_factory, veth_counter):
         assert 0.8 * payload_rate <= got <= 1.2 * payload_rate, (got, payload_rate, ratio_rate, p.text)
         assert p.g("exceptive_bytes") == pytest.approx(p.g("link_bytes"), rel=0.01), p.text
     assert ratio_rate > 1.5 * payload_rate      # the two conversions differ here
+
+
+def test_short_frames_scale_c(squid_factory, veth_counter):
+    """C is of full-size segments (1448 bytes in a 1514-byte frame); a busy
+    link of shorter frames carries less payload, and the library scales C
+    to what its frames carry (link.c). request_sched_link 1 Mbit (C =
+    119,557 payload bytes/s): the datagrams' 76 bytes of payload in
+    142-byte frames at 1,500/s are 114 kB/s, over half of C, so
+    payload_per_wire reads 76 / 142 = 0.535 (full-size frames: 0.9564,
+    the page's value before the link is busy)."""
+    dev, ns = veth_counter
+    sq = squid_factory(sched=sched_conf(window="fixed 4", link="1 Mbit",
+                                        more=f"request_sched_link_counter iface {dev} rx\n"))
+    assert wait_state(sq, "ok").g("payload_per_wire") == pytest.approx(RATIO, abs=1e-4)
+    sender = _small_datagrams(ns)
+    try:
+        time.sleep(1.2)
+        pages = intervals(sq, 2)
+    finally:
+        sender.wait(20)
+    for p in pages:
+        assert p.g("payload_per_wire") == pytest.approx(76 / 142, rel=0.05), p.text
 
 
 def test_iface_missing_interface(squid_factory):

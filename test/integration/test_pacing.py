@@ -392,13 +392,15 @@ def _measure_shares(sq: h.Squid, readers: List[Reader], warmup: float = 2.0, spa
 
 
 def assert_three_to_one(what: str, d: dict, dt: float) -> None:
-    """gold 3 : bronze 1 within 2.2-4.0, and the total near U+ C = 0.98 x 16 Mbit/s."""
+    """gold 3 : bronze 1 within 2.2-4.0, and the total near R = U+ C = 0.98 x 16 Mbit/s
+    of payload."""
     ratio = d["gold"] / max(1, d["bronze"])
     total_bps = (d["gold"] + d["bronze"]) * 8 / dt
     print(f"{what} shares: gold {d['gold']:.0f} B, bronze {d['bronze']:.0f} B, ratio {ratio:.2f}, "
-          f"total {total_bps/1e6:.2f} Mbit/s (U+ C = {0.98*16:.2f})")
+          f"total {total_bps/1e6:.2f} Mbit/s (R = {0.98*16*h.PAYLOAD_PER_WIRE:.2f})")
     assert 2.2 <= ratio <= 4.0, d
-    assert 0.8 * 0.98 * 16e6 <= total_bps <= 1.1 * 0.98 * 16e6, total_bps
+    r_bps = 0.98 * 16e6 * h.PAYLOAD_PER_WIRE
+    assert 0.8 * r_bps <= total_bps <= 1.1 * r_bps, total_bps
 
 
 def test_byte_shares_follow_weights(squid_factory, origin):
@@ -565,7 +567,7 @@ def test_delay_pools_and_pacing_take_the_minimum(squid_factory, origin, link_mbi
     sq = paced_squid(squid_factory, link=f"{link_mbit} Mbit",
                      more=f"delay_pools 1\ndelay_class 1 1\n"
                           f"delay_parameters 1 {pool_Bps}/{pool_Bps}\ndelay_access 1 allow all")
-    expect_bps = min(link_mbit * 1e6 * 0.98, pool_mbit * 1e6)
+    expect_bps = min(link_mbit * 1e6 * h.PAYLOAD_PER_WIRE * 0.98, pool_mbit * 1e6)
     # about 3 s at the expected rate after the full first bucket (Squid refills
     # delay pools once a second, so the bucket must hold a second of bytes)
     nbytes = int(expect_bps / 8 * 3) + (pool_Bps if pool_mbit * 1e6 < expect_bps + 1 else 0)
@@ -605,12 +607,12 @@ def _bronze_rate_while_gold_waits(sq: h.Squid, origin, tag: str) -> float:
 def test_idle_share_keep_holds_weights(squid_factory, origin):
     """Gold (3) waits 3 s for its server while bronze (1) downloads, one user
     each (msf): with lend (the default) bronze reads about the whole link
-    (R = 0.98 * 16 Mbit = 1.96 MB/s); after -k reconfigure to keep, about its
-    share R / 4 = 0.49 MB/s."""
+    (R = 0.98 of 16 Mbit/s's payload = 1.87 MB/s); after -k reconfigure to keep,
+    about its share R / 4 = 0.47 MB/s."""
     sq = paced_squid(squid_factory, link="16 Mbit", window="fixed 4",
                      more="request_sched_pacing_idle_share lend")
     assert sq.report().glob["idle_share"] == "lend"
-    R = 0.98 * 16e6 / 8
+    R = 0.98 * 16e6 * h.PAYLOAD_PER_WIRE / 8
     lend = _bronze_rate_while_gold_waits(sq, origin, "lend")
     balanced_and_closed(sq)
     sq.sched = sq.sched.replace("request_sched_pacing_idle_share lend",

@@ -29,6 +29,7 @@ GOLD_SRCS = ["127.0.0.2", "127.0.0.4"]
 GOLD_SRC = GOLD_SRCS[0]
 BRONZE_SRCS = ["127.0.0.3", "127.0.0.5", "127.0.0.6"]
 LINK_BPS = 16e6
+R_BPS = 0.98 * LINK_BPS * h.PAYLOAD_PER_WIRE   # the pacers' R: U+ of the payload
 
 pytestmark = pytest.mark.skipif(not h.squid_supports("request_sched_pacing"),
                                 reason="this Squid has no request_sched_pacing (patches 10-12)")
@@ -135,7 +136,7 @@ def test_byte_shares_hold_across_workers(squid_factory, origin, workers):
     print(f"{workers} workers: gold {gold:.0f} B, bronze {[by_src[s] for s in bronze]}, "
           f"ratio {gold / max(1, bronze_mean):.2f}, total {total_bps / 1e6:.2f} Mbit/s, shares {shares}")
     assert 2.2 <= gold / max(1, bronze_mean) <= 4.0, by_src
-    assert 0.75 * 0.98 * LINK_BPS <= total_bps <= 1.15 * 0.98 * LINK_BPS, total_bps
+    assert 0.75 * R_BPS <= total_bps <= 1.15 * R_BPS, total_bps
     assert 0.95 <= sum(shares.values()) <= 1.1, shares
     # the rows say what each worker read: about its share of U+ C
     assert all(used[kid] >= 0.5 * 0.98 * shares[kid] for kid in shares), (used, shares)
@@ -156,7 +157,7 @@ def test_bandwidth_a_worker_leaves_goes_to_the_others(squid_factory, origin):
     print(f"gold {gold_bps / 1e6:.2f} Mbit/s, bronze {bronze_bps / 1e6:.2f} Mbit/s, shares {shares}, "
           f"used {used}")
     assert bronze_bps <= 1.2e6, bronze_bps
-    assert gold_bps >= 0.98 * LINK_BPS - bronze_bps - 1.5e6, gold_bps     # well above 11.8
+    assert gold_bps >= R_BPS - bronze_bps - 1.5e6, gold_bps     # well above 11.8
     assert shares[1] > 0.85, shares
 
 
@@ -185,8 +186,8 @@ def test_a_class_share_holds_while_its_user_in_one_worker_waits(squid_factory, o
           f"bronze on kid1 {bronze_bps / 1e6:.2f} Mbit/s, shares {shares}, gates {gated}")
     assert gated == {1: "yes", 2: "yes"}, gated
     assert slow_bps >= 0.85e6, slow_bps                       # 0.00 with the shared gates alone
-    assert gold_bps >= 0.6 * 0.98 * LINK_BPS, gold_bps        # 6.72 Mbit/s without the gates
-    assert bronze_bps <= 0.25 * 0.98 * LINK_BPS, bronze_bps   # 7.96 Mbit/s without them
+    assert gold_bps >= 0.6 * R_BPS, gold_bps        # 6.72 Mbit/s without the gates
+    assert bronze_bps <= 0.25 * R_BPS, bronze_bps   # 7.96 Mbit/s without them
 
 
 def _slow_requests(port: int, src: str, origin, tag: str, n: int, hold_ms: int) -> h.Background:

@@ -196,6 +196,45 @@ START_TEST(frames_carry_their_payload)
 }
 END_TEST
 
+/* Short frames carry less of C: C is configured in full-size segments
+ * (1,448 of 1,514 bytes). Sample 1 [0, 1 s]: 800 frames of 1,166 bytes
+ * (1,100 of payload; 880,000 B/s, busy: at least half of C), all proxied:
+ * payload per wire byte 880,000 / 932,800, C scaled by that / (1448/1514)
+ * = 0.986396, so R = 980,000 * 0.986396. Sample 2 [1, 1.5 s]: 200 full
+ * frames (579,200 B/s, busy), the sums decayed by e^-0.25 first. Sample 3
+ * [1.5, 2 s]: 100 full frames (289,600 B/s, not busy): no change; U of
+ * [1, 2 s] is 434,400 bytes over the scaled C. Back to the proxy's own
+ * bytes: the scale is 1. */
+START_TEST(short_frames_scale_c)
+{
+	struct rec rec = { 0 };
+	struct rs_sched *s;
+	double k = exp(-0.25), ratio = 1448.0 / 1514, scale;
+	rs_id r1;
+
+	s = counter_sched(&rec, &r1);
+	ck_assert_int_eq(rs_on_bytes(s, r1, 880000, SEC - 1), 0);
+	ck_assert_int_eq(rs_on_link_bytes(s, 800 * 1166, 800, SEC), 0);
+	scale = 880000.0 / 932800 / ratio;
+	ck_assert_double_eq_tol(scale, 0.986396, 1e-6);
+	ck_assert_double_eq_tol(gstats(s).pace_bps, 980000 * scale * 8, 1e-3);
+	ck_assert_double_eq_tol(gstats(s).payload_per_wire, 880000.0 / 932800, 1e-12);
+	ck_assert_int_eq(rs_on_bytes(s, r1, 289600, 3 * SEC / 2 - 1), 0);
+	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(200), 200, 3 * SEC / 2), 0);
+	scale = (880000 * k + 289600) / (932800 * k + 302800) / ratio;
+	ck_assert_double_eq_tol(gstats(s).pace_bps, 980000 * scale * 8, 1e-3);
+	ck_assert_int_eq(rs_on_bytes(s, r1, 144800, 2 * SEC - 1), 0);
+	ck_assert_int_eq(rs_on_link_bytes(s, FRAMES(100), 100, 2 * SEC), 0);
+	ck_assert_double_eq_tol(gstats(s).pace_bps, 980000 * scale * 8, 1e-3);
+	/* the interval [1, 2 s] ticked before sample 3, at sample 2's scale */
+	ck_assert_double_eq_tol(gstats(s).U, 0.4344 / scale, 1e-9);
+	ck_assert_int_eq(rs_set_link_source(s, RS_LINK_PROXIED, 2 * SEC), 0);
+	ck_assert_double_eq_tol(gstats(s).pace_bps, 980000 * 8, 1e-6);
+	ck_assert_double_eq_tol(gstats(s).payload_per_wire, ratio, 1e-12);
+	rs_free(s);
+}
+END_TEST
+
 /* Errors change nothing. */
 START_TEST(link_errors)
 {
@@ -272,6 +311,7 @@ Suite *suite_link(void)
 	tcase_add_test(tc, lag_is_not_exceptive);
 	tcase_add_test(tc, rate_floor);
 	tcase_add_test(tc, frames_carry_their_payload);
+	tcase_add_test(tc, short_frames_scale_c);
 	tcase_add_test(tc, link_errors);
 	tcase_add_test(tc, counter_drives_wrc_mult);
 	tcase_add_test(tc, counter_drives_wrc_aimd);

@@ -20,6 +20,12 @@ def test_pacing_mode_has_byte_layer_and_wan_counter():
     assert "request_sched_pacing on" in squidconf.reqsched_conf(SC, mode("msf"), frozenset())
 
 
+def test_link_is_the_tbf_line_rate():
+    """request_sched_link is the rate the ISP's tbf shapes (Squid takes its
+    payload, patch 49), not the payload the testbed once computed itself."""
+    assert f"request_sched_link {int(SC.downlink_bps)} bit" in squidconf.reqsched_conf(SC, mode("msf"), ALL)
+
+
 def test_keep_mode_keeps_idle_shares():
     lines = squidconf.reqsched_conf(SC, mode("msf/keep"), ALL)
     assert "request_sched_pacing on" in lines

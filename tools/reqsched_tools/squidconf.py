@@ -113,9 +113,8 @@ def reqsched_conf(sc: Scenario, mode: ModeSpec,
         window = "fixed " + window.split("-", 1)[1]
     lines = [
         "request_scheduler on",
-        # Squid counts response bytes read from the server (TCP payload): give
-        # it the payload capacity of the wire rate the tbf enforces.
-        f"request_sched_link {int(sc.payload_bps)} bit",
+        # the line rate the tbf enforces (Squid takes its TCP payload)
+        f"request_sched_link {int(sc.downlink_bps)} bit",
         f"request_sched_target_utilization {max(1, min(100, round(mode.target_utilization * 100)))}%",
         f"request_sched_policy {mode.policy}" + (" sff" if mode.sff else ""),
         f"request_sched_window {window}",
