@@ -58,6 +58,42 @@ START_TEST(wrc_mult_sequence)
 }
 END_TEST
 
+/* With the byte layer a full link reads U a little under U+ (the pacer
+ * reads at most R = U+ C): wrc-mult does not grow W+ while U >= 0.97 U+ =
+ * 0.9506. One response outstanding (never a long transfer), one queued,
+ * T = 1 s. U = 0.96: W+ stays 1 with pacing, 0.98 / 0.96 without; then
+ * U = 0.94: 0.98 / 0.94. */
+START_TEST(wrc_mult_full_paced_link)
+{
+	int pacing;
+
+	for (pacing = 0; pacing <= 1; pacing++) {
+		struct rec rec = { 0 };
+		struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_WRC_MULT);
+		struct rs_sched *s;
+		double w = pacing ? 1 : 0.98 / 0.96;
+		rs_id r1;
+
+		cfg.pacing = pacing;
+		cfg.long_transfer = 0;	/* r1 stays in the window */
+		s = new_one_class(&cfg, &rec);
+		r1 = enq(s, 0, 1, 0, 0);
+		enq(s, 0, 1, 0, 0);
+		rs_on_bytes(s, r1, 960000, SEC / 2);
+		rs_on_timer(s, SEC);
+		ck_assert_double_eq_tol(gstats(s).U, 0.96, 1e-12);
+		ck_assert_double_eq_tol(gstats(s).W_max, w, 1e-12);
+		ck_assert_int_eq(rec.n, pacing ? 1 : 2);
+		rs_on_bytes(s, r1, 940000, 3 * SEC / 2);
+		rs_on_timer(s, 2 * SEC);
+		if (pacing)
+			ck_assert_double_eq_tol(gstats(s).W_max, 0.98 / 0.94, 1e-12);
+		ck_assert_int_eq(rec.n, 2);
+		rs_free(s);
+	}
+}
+END_TEST
+
 /* The window never falls below 1 and max_window caps it. */
 /* The interval ends inside a call that does not release (first byte):
  * W+ grows there, the deadline is then one already passed, and the timer
@@ -216,6 +252,7 @@ Suite *suite_window(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, wrc_mult_sequence);
+	tcase_add_test(tc, wrc_mult_full_paced_link);
 	tcase_add_test(tc, interval_inside_a_call_makes_the_timer_due);
 	tcase_add_test(tc, wrc_mult_bounds);
 	tcase_add_test(tc, wrc_mult_fractional_window);
