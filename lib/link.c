@@ -39,8 +39,8 @@
  * C is configured as TCP payload in full-size segments (1448 bytes in a
  * 1514-byte frame). A link whose frames are shorter carries less payload:
  * the pacer at U+ of the configured C then fills it above U+ (the testbed's
- * beds, 1,217-1,245 bytes per frame under the pacer: 0.991 of the wire at
- * U+ 0.98, with a standing ISP queue). So from a counter with frames,
+ * full beds, 1,151-1,243 bytes per frame under the pacer: 0.984-0.991 of
+ * the wire at U+ 0.98, with a standing ISP queue). So from a counter with frames,
  * frame_scale() measures the link's payload per wire byte, P / N over its
  * busy samples (payload at least FRAME_BUSY of C; an idle link's frames are
  * mostly ACKs and say nothing about a full one), both sums decayed with

@@ -128,7 +128,7 @@ int rs_share_sample(struct rs_sched *s, rs_time_ns now, uint32_t *users,
 	dt = (double)(now - s->share_t) / (double)RS_NSEC_PER_SEC;
 	row->used = s->share_t && dt > 0 ?
 		    (double)(s->bytes - s->share_mark) / dt /
-		    ((double)s->cfg.link_bps / 8.0) : 0;
+		    (rs_link_Bps(s) / s->link_share) : 0;
 	row->held = held_of(s);
 	row->limited = limited_of(s, now);
 	s->share_t = now;

@@ -450,7 +450,7 @@ def test_short_frames_scale_c(squid_factory, veth_counter):
     """C is of full-size segments (1448 bytes in a 1514-byte frame); a busy
     link of shorter frames carries less payload, and the library scales C
     to what its frames carry (link.c). request_sched_link 1 Mbit (C =
-    119,557 payload bytes/s): the datagrams' 76 bytes of payload in
+    119,551 payload bytes/s): the datagrams' 76 bytes of payload in
     142-byte frames at 1,500/s are 114 kB/s, over half of C, so
     payload_per_wire reads 76 / 142 = 0.535 (full-size frames: 0.9564,
     the page's value before the link is busy)."""
