@@ -1319,6 +1319,7 @@ static void ev_share(struct world *w)
 {
 	uint32_t users[MAXCLS];
 	struct rs_share_row row;
+	struct rs_stats st;
 	struct snap before;
 	double share, want;
 	int ncls = rs_class_count(w->s);
@@ -1328,11 +1329,14 @@ static void ev_share(struct world *w)
 	share_property(w, (uint32_t)ncls);
 	if (rs_share_sample(w->s, w->now, users, &row))
 		FAIL(w, "share sample");
-	/* used: the model's bytes since its previous sample over the time */
+	/* used: the model's bytes since its previous sample over the time,
+	 * of C scaled to the link's frames (payload_per_wire) */
+	rs_get_stats(w->s, &st);
 	want = w->share_t && w->now > w->share_t ?
 	       (double)(w->bytes - w->share_bytes) /
 	       ((double)(w->now - w->share_t) / RS_NSEC_PER_SEC) /
-	       ((double)w->s->cfg.link_bps / 8.0) : 0;
+	       ((double)w->s->cfg.link_bps / 8.0 *
+		st.payload_per_wire / RS_WIRE_PAYLOAD_RATIO) : 0;
 	w->share_t = w->now;
 	w->share_bytes = w->bytes;
 	if (row.held < 0 || row.held > gstats_share(w) ||
