@@ -40,6 +40,12 @@ use_build_lib()
 # request_sched_link is the line rate; the scheduler's C is its TCP payload in
 # full-size segments, 1448 of every 1514 bytes (patch 49), and R is U+ of that
 PAYLOAD_PER_WIRE = scenario.PAYLOAD_PER_WIRE
+
+
+def pace_rate_bps(line_bps: float, target_utilization: float = 0.98) -> float:
+    """The pacer's R for `request_sched_link line_bps` without cross traffic:
+    U+ of the line's payload, bits/s."""
+    return target_utilization * line_bps * PAYLOAD_PER_WIRE
 # Optional share dir (errors/, icons/, mime.conf) for a Squid not installed
 # under its configured prefix (e.g. a stock binary used to develop the harness).
 SQUID_SHARE = os.environ.get("RS_SQUID_SHARE", "")

@@ -397,9 +397,9 @@ def assert_three_to_one(what: str, d: dict, dt: float) -> None:
     ratio = d["gold"] / max(1, d["bronze"])
     total_bps = (d["gold"] + d["bronze"]) * 8 / dt
     print(f"{what} shares: gold {d['gold']:.0f} B, bronze {d['bronze']:.0f} B, ratio {ratio:.2f}, "
-          f"total {total_bps/1e6:.2f} Mbit/s (R = {0.98*16*h.PAYLOAD_PER_WIRE:.2f})")
+          f"total {total_bps/1e6:.2f} Mbit/s (R = {h.pace_rate_bps(16e6)/1e6:.2f})")
     assert 2.2 <= ratio <= 4.0, d
-    r_bps = 0.98 * 16e6 * h.PAYLOAD_PER_WIRE
+    r_bps = h.pace_rate_bps(16e6)
     assert 0.8 * r_bps <= total_bps <= 1.1 * r_bps, total_bps
 
 
@@ -567,7 +567,7 @@ def test_delay_pools_and_pacing_take_the_minimum(squid_factory, origin, link_mbi
     sq = paced_squid(squid_factory, link=f"{link_mbit} Mbit",
                      more=f"delay_pools 1\ndelay_class 1 1\n"
                           f"delay_parameters 1 {pool_Bps}/{pool_Bps}\ndelay_access 1 allow all")
-    expect_bps = min(link_mbit * 1e6 * h.PAYLOAD_PER_WIRE * 0.98, pool_mbit * 1e6)
+    expect_bps = min(h.pace_rate_bps(link_mbit * 1e6), pool_mbit * 1e6)
     # about 3 s at the expected rate after the full first bucket (Squid refills
     # delay pools once a second, so the bucket must hold a second of bytes)
     nbytes = int(expect_bps / 8 * 3) + (pool_Bps if pool_mbit * 1e6 < expect_bps + 1 else 0)
@@ -612,7 +612,7 @@ def test_idle_share_keep_holds_weights(squid_factory, origin):
     sq = paced_squid(squid_factory, link="16 Mbit", window="fixed 4",
                      more="request_sched_pacing_idle_share lend")
     assert sq.report().glob["idle_share"] == "lend"
-    R = 0.98 * 16e6 * h.PAYLOAD_PER_WIRE / 8
+    R = h.pace_rate_bps(16e6) / 8
     lend = _bronze_rate_while_gold_waits(sq, origin, "lend")
     balanced_and_closed(sq)
     sq.sched = sq.sched.replace("request_sched_pacing_idle_share lend",

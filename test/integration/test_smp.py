@@ -29,7 +29,7 @@ GOLD_SRCS = ["127.0.0.2", "127.0.0.4"]
 GOLD_SRC = GOLD_SRCS[0]
 BRONZE_SRCS = ["127.0.0.3", "127.0.0.5", "127.0.0.6"]
 LINK_BPS = 16e6
-R_BPS = 0.98 * LINK_BPS * h.PAYLOAD_PER_WIRE   # the pacers' R: U+ of the payload
+R_BPS = h.pace_rate_bps(LINK_BPS)   # the pacers' R: U+ of the payload
 
 pytestmark = pytest.mark.skipif(not h.squid_supports("request_sched_pacing"),
                                 reason="this Squid has no request_sched_pacing (patches 10-12)")

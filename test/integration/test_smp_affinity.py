@@ -225,4 +225,4 @@ def test_user_weights_hold_over_the_shared_port(squid_factory, origin):
     print(f"bytes by address {by_src}, gold:bronze {ratio:.2f}, total {total_bps / 1e6:.2f} Mbit/s, "
           f"workers' rows {rows}")
     assert 2.4 <= ratio <= 3.6, by_src
-    assert total_bps >= 0.75 * 0.98 * 16e6 * h.PAYLOAD_PER_WIRE, total_bps
+    assert total_bps >= 0.75 * h.pace_rate_bps(16e6), total_bps
