@@ -16,7 +16,9 @@
  *                in release order (t_rel never decreases)
  *   class-count  nq, pending, outstanding, UC of each class match its
  *                requests and (class, user) entries; each entry's waiting
- *                is the number of its QUEUED, HELD, SCHEDULED requests
+ *                is the number of its QUEUED, HELD, SCHEDULED requests;
+ *                every entry with count 0 is once on the idle ring, which
+ *                is in the order of idle_since
  *   policy       msf/rfq: a class is in the ready heap iff nq > 0, heaps
  *                ordered; drr, sqos: in the round iff nq > 0, rr_len
  *                right; mqos: on list j iff q[j] not empty, lens right,
@@ -190,6 +192,32 @@ static void check_tickets(const struct rs_sched *s, const char *op)
 	free(cnt);
 }
 
+/* The idle ring (users.c): each entry on it once, with its idle flag, in
+ * the order of idle_since; every entry of the index with count 0 on it. */
+static void check_idle_ring(const struct rs_users *u, const char *op)
+{
+	uint32_t i, flagged = 0;
+
+	ASSERT("class-count", u->nidle <= u->cap);
+	for (i = 0; i < u->nidle; i++) {
+		const struct rs_user *e = &u->ent[rs_users_idle_at(u, i)];
+
+		ASSERT("class-count", e->idle);
+		ASSERT("class-count", i == 0 || e->idle_since >=
+		       u->ent[rs_users_idle_at(u, i - 1)].idle_since);
+	}
+	for (i = 0; i < u->nslot; i++) {
+		const struct rs_user *e;
+
+		if (!u->slot[i].idx1)
+			continue;
+		e = &u->ent[u->slot[i].idx1 - 1];
+		flagged += e->idle;
+		ASSERT("class-count", e->count > 0 || e->idle);
+	}
+	ASSERT("class-count", flagged == u->nidle);
+}
+
 /* UC of each class = its entries with requests; counts = live requests;
  * each entry's waiting = its waiting requests. */
 static void check_users(const struct rs_sched *s, const char *op)
@@ -217,6 +245,7 @@ static void check_users(const struct rs_sched *s, const char *op)
 		       (e->count == 0 || e->waiting == wait[i]));
 	}
 	free(wait);
+	check_idle_ring(&s->users, op);
 	ASSERT("class-count", refs == live);
 	for (c = 0; c < s->ncls; c++)
 		ASSERT("class-count", s->cls[c].uc == uc[c]);

@@ -130,9 +130,13 @@ struct rs_user {
 	uint32_t cls;
 	uint32_t count;		/* requests alive (queued..released) */
 	uint32_t waiting;	/* of them QUEUED, HELD or SCHEDULED */
+	uint8_t idle;		/* on the idle ring (users.c) */
 	uint64_t recent;	/* sff: bytes received recently */
 	rs_time_ns last_seen;	/* sff: last activity */
-	uint32_t idle_next, idle_prev;	/* idle list (count 0, sff) or free list */
+	union {
+		rs_time_ns idle_since;	/* on the idle ring: its key */
+		uint32_t next_free;	/* on the free list */
+	};
 };
 
 /* Open addressing index slot: entry + 1 (0 = empty) and the entry's hash,
@@ -148,7 +152,9 @@ struct rs_users {
 	uint32_t free_head;
 	struct rs_uslot *slot;	/* linear probing, load <= 1/2 */
 	uint32_t nslot;		/* power of two */
-	uint32_t idle_head, idle_tail;	/* count == 0 entries kept for sff */
+	uint32_t *idle;		/* the idle ring: cap entries, oldest first */
+	uint32_t idle_head, nidle;
+	rs_time_ns idle_last;	/* idle_since of the ring's newest */
 	uint32_t alive;		/* entries in use */
 };
 
@@ -198,31 +204,39 @@ struct rs_rate {
 	double rate;
 };
 
+/* 64-byte aligned (rs_class_array() allocates it so), so that the fields
+ * every request of msf or rfq touches - enqueue, release, byte events,
+ * end - are two cache lines of the class; sff and drr add the third.
+ * Each of the first three lines is full: a field added there pushes
+ * another out. With 10,000 classes every request misses on its class. */
 struct rs_class {
-	/* hot: touched by every byte event (first cache line) */
-	uint64_t bytes;		/* scheduled + foreign */
+	/* line 0: every byte event, every decision of msf and rfq */
+	_Alignas(64) uint64_t bytes;	/* scheduled + foreign */
 	uint64_t sc_pending;	/* bytes not yet folded into sc */
 	double sc;		/* service counter SC */
 	double weight;
 	uint32_t sc_epoch;	/* sc is valid only in the scheduler's epoch */
 	uint32_t uc;		/* active users UC */
 	uint32_t hpos_ready;	/* position in the ready heap (nq > 0) */
-	uint32_t hpos_active;	/* position in the active heap (uc > 0) */
 	uint32_t nq;		/* requests in the sub-queues */
-	uint8_t dirty;		/* on the dirty list */
-	uint8_t in_round;	/* drr: on the active round-robin list */
-	uint8_t visiting;	/* drr: quantum already added for this visit */
-	uint8_t sff_turn;	/* sff: sub-queue whose turn it is */
-	uint8_t in_pool;	/* msf/rfq: in the pool of msf.c */
-	uint8_t next_sub;	/* mqos: the sub-queue its pick chose */
+	uint32_t pending;	/* HELD + SCHEDULED */
+	uint32_t outstanding;	/* RELEASED */
+	uint64_t released;
+	/* line 1: the queues, every enqueue, release and end */
+	uint64_t ended;
 	struct rs_subq q[RS_NSUBQ];	/* sff: [0] priority (or the only
 					 * queue), [1] best effort; mqos: one
 					 * per resource */
-	/* warm: queue and drr state */
-	uint32_t pending;	/* HELD + SCHEDULED */
-	uint32_t outstanding;	/* RELEASED */
-	double dc;		/* drr deficit counter */
+	uint32_t hpos_active;	/* position in the active heap (uc > 0) */
+	uint8_t dirty;		/* on the dirty list */
+	uint8_t in_pool;	/* msf/rfq: in the pool of msf.c */
+	uint8_t sff_turn;	/* sff: sub-queue whose turn it is */
+	uint8_t next_sub;	/* mqos: the sub-queue its pick chose */
+	/* line 2: drr and sff */
+	uint8_t in_round;	/* drr: on the active round-robin list */
+	uint8_t visiting;	/* drr: quantum already added for this visit */
 	uint32_t rr_next, rr_prev;
+	double dc;		/* drr deficit counter */
 	double sff_dc[2];	/* sff group deficit counters */
 	/* cold: statistics and name */
 	char *name;
@@ -231,7 +245,7 @@ struct rs_class {
 	uint32_t nbacklog;	/* of them with waiting flows */
 	uint32_t npresent;	/* of them present (pacer.c: acct_present) */
 	uint64_t foreign_bytes;
-	uint64_t released, cancelled, ended, aborted, expired, rejected;
+	uint64_t cancelled, aborted, expired, rejected;
 	uint64_t bytes_at_tick;
 	double throughput_bps;
 	struct rs_rate rd;	/* bytes per second: admission by share
@@ -572,6 +586,7 @@ void rs_users_expire(struct rs_sched *s, rs_time_ns now);
 int rs_users_reserve_n(struct rs_users *u, uint32_t n);
 uint32_t rs_users_insert(struct rs_users *u, uint32_t cls, uint64_t key);
 void rs_users_idle_add(struct rs_users *u, uint32_t idx);
+uint32_t rs_users_idle_at(const struct rs_users *u, uint32_t i);
 
 /* names.c: the class name index */
 int rs_names_reserve(struct rs_names *t, uint32_t n);	/* room for n in all */
@@ -799,6 +814,7 @@ void rs_check(struct rs_sched *s, const char *op);
 #endif
 
 /* sched.c helpers */
+struct rs_class *rs_class_array(struct rs_class *old, uint32_t n, uint32_t cap);
 int rs_class_reserve(struct rs_sched *s, uint32_t n);
 void rs_class_init(struct rs_class *k, char *name, double weight);
 void rs_cres_init(struct rs_cres *r);

@@ -103,7 +103,7 @@ static int plan_alloc(struct plan *p, struct rs_sched *s,
 	int i;
 
 	memset(p, 0, sizeof(*p));
-	p->cls = calloc((size_t)n, sizeof(*p->cls));
+	p->cls = rs_class_array(NULL, 0, (uint32_t)n);
 	p->cres = calloc((size_t)n, sizeof(*p->cres));
 	p->dirty = calloc((size_t)n, sizeof(*p->dirty));
 	p->map = calloc(s->ncls ? s->ncls : 1, sizeof(*p->map));
@@ -214,13 +214,15 @@ static void build_users(struct rs_sched *s, struct plan *p, bool sff)
 		if (q->state != RS_ST_RELEASED)
 			nu->ent[q->user].waiting++;
 	}
-	for (i = old->idle_head; sff && i != RS_NIL; i = old->ent[i].idle_next) {
-		const struct rs_user *e = &old->ent[i];
-		uint32_t idx = rs_users_insert(nu, p->map[e->cls], e->key);
+	for (i = 0; sff && i < old->nidle; i++) {
+		const struct rs_user *e = &old->ent[rs_users_idle_at(old, i)];
+		uint32_t idx;
 
+		if (e->count > 0)
+			continue;	/* used again (the ring is lazy): added above */
+		idx = rs_users_insert(nu, p->map[e->cls], e->key);
 		merge_user(&nu->ent[idx], e);
-		if (nu->ent[idx].count == 0 && nu->ent[idx].idle_prev == RS_NIL &&
-		    nu->idle_head != idx)
+		if (nu->ent[idx].count == 0 && !nu->ent[idx].idle)
 			rs_users_idle_add(nu, idx);
 	}
 	for (i = 0; i < nu->nent; i++)

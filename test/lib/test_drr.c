@@ -375,6 +375,44 @@ START_TEST(sff_flow_timeout)
 }
 END_TEST
 
+/*
+ * The idle ring is lazy (users.c): an entry used again stays at its old
+ * place, and is freed one flow timeout (10 s) after its last end, not
+ * after its first. User 100: ends at 0 (on the ring since 0), asks again
+ * at 5 s, ends at 6 s; at 11 s the head's 0 is past the timeout but its
+ * last end is not: kept (back on the ring since 6 s); freed at 16.5 s.
+ * User 7: ends at 20 s, asks again at 25 s and is still live at 31 s: off
+ * the ring, kept; ends at 32 s: kept at 41 s, freed at 42.5 s.
+ */
+START_TEST(sff_idle_entry_expires_after_its_last_end)
+{
+	struct rec rec = { 0 };
+	struct rs_sched *s = sff_new(&rec, RS_POLICY_MSF);
+	rs_id id;
+
+	rs_class_add(s, "A", 1);
+	rs_on_end(s, enq(s, 0, 100, 10000, 0), false, 0);
+	rs_on_end(s, enq(s, 0, 100, 10000, 5 * SEC), false, 6 * SEC);
+	rs_on_timer(s, 11 * SEC);
+	ck_assert_uint_eq(gstats(s).users, 1);
+	rs_on_timer(s, 16 * SEC);
+	ck_assert_uint_eq(gstats(s).users, 1);
+	rs_on_timer(s, 16 * SEC + SEC / 2);
+	ck_assert_uint_eq(gstats(s).users, 0);
+
+	rs_on_end(s, enq(s, 0, 7, 10000, 20 * SEC), false, 20 * SEC);
+	id = enq(s, 0, 7, 10000, 25 * SEC);
+	rs_on_timer(s, 31 * SEC);
+	ck_assert_uint_eq(gstats(s).users, 1);
+	rs_on_end(s, id, false, 32 * SEC);
+	rs_on_timer(s, 41 * SEC);
+	ck_assert_uint_eq(gstats(s).users, 1);
+	rs_on_timer(s, 42 * SEC + SEC / 2);
+	ck_assert_uint_eq(gstats(s).users, 0);
+	rs_free(s);
+}
+END_TEST
+
 /* Foreign bytes of an active user count as its recent service. */
 START_TEST(sff_foreign_bytes_make_long)
 {
@@ -407,6 +445,7 @@ Suite *suite_drr(void)
 	tcase_add_test(tc, sff_priority_best_effort_split);
 	tcase_add_test(tc, sff_no_starvation);
 	tcase_add_test(tc, sff_flow_timeout);
+	tcase_add_test(tc, sff_idle_entry_expires_after_its_last_end);
 	tcase_add_test(tc, sff_foreign_bytes_make_long);
 	suite_add_tcase(s, tc);
 	return s;
