@@ -90,6 +90,7 @@ enum rs_state {
 
 /* Sub-queues of a class: sff's two, or mqos's one per resource. */
 #define RS_NSUBQ (RS_MAX_RESOURCES > 2 ? RS_MAX_RESOURCES : 2)
+#define RS_LINE 64	/* a cache line: the per-class arrays are aligned to it */
 
 /* One request. Kept small: it is the per-queued-request memory cost. */
 struct rs_req {
@@ -187,12 +188,15 @@ struct rs_mq {
 /* A class's state for the server's resources, in an array parallel to the
  * classes (s->cres) so that struct rs_class, which every policy walks,
  * stays small. */
+/* On whole cache lines, as struct rs_class: line 0 is what every release
+ * and end under a policy with resources touches (rs_res_take, _give). */
 struct rs_cres {
-	struct rs_mq mq[RS_MAX_RESOURCES];	/* mqos */
-	uint64_t held[RS_MAX_RESOURCES];	/* held now (resources.c) */
+	_Alignas(RS_LINE) uint64_t held[RS_MAX_RESOURCES];	/* held now
+							 * (resources.c) */
 	uint64_t consumed[RS_MAX_RESOURCES];	/* taken in all */
 	double drf_used;	/* drf: dominant shares given / w (key) */
 	uint32_t hpos_drf;	/* drf: position in s->drf (nq > 0) */
+	struct rs_mq mq[RS_MAX_RESOURCES];	/* mqos */
 };
 
 /* The rate of a cumulative byte count over samples of at least a span
@@ -204,14 +208,14 @@ struct rs_rate {
 	double rate;
 };
 
-/* 64-byte aligned (rs_class_array() allocates it so), so that the fields
+/* On whole cache lines (rs_line_array() allocates them so), so that the fields
  * every request of msf or rfq touches - enqueue, release, byte events,
  * end - are two cache lines of the class; sff and drr add the third.
  * Each of the first three lines is full: a field added there pushes
  * another out. With 10,000 classes every request misses on its class. */
 struct rs_class {
 	/* line 0: every byte event, every decision of msf and rfq */
-	_Alignas(64) uint64_t bytes;	/* scheduled + foreign */
+	_Alignas(RS_LINE) uint64_t bytes;	/* scheduled + foreign */
 	uint64_t sc_pending;	/* bytes not yet folded into sc */
 	double sc;		/* service counter SC */
 	double weight;
@@ -814,7 +818,6 @@ void rs_check(struct rs_sched *s, const char *op);
 #endif
 
 /* sched.c helpers */
-struct rs_class *rs_class_array(struct rs_class *old, uint32_t n, uint32_t cap);
 int rs_class_reserve(struct rs_sched *s, uint32_t n);
 void rs_class_init(struct rs_class *k, char *name, double weight);
 void rs_cres_init(struct rs_cres *r);
@@ -1033,6 +1036,11 @@ static inline void rs_foreign_bytes(struct rs_sched *s, uint32_t cls,
 	rs_account_bytes(s, cls, rs_users_find(&s->users, cls, user), n,
 			 before, now);
 }
+
+/* misc.c: an array of cap elements of size bytes (a multiple of RS_LINE)
+ * on cache-line boundaries, the first n copied from old (then freed) and
+ * the rest zero; NULL when out of memory (old kept) */
+void *rs_line_array(void *old, size_t n, size_t cap, size_t size);
 
 /* misc.c: FNV-1a 64 continued from h (rs_hash() is it from the basis,
  * 0 mapped to 1) */

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* misc.c - error strings and the key hash. */
+/* misc.c - error strings, the key hash, cache-line aligned arrays. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "internal.h"
 
 const char *rs_strerror(int err)
@@ -39,4 +42,20 @@ uint64_t rs_hash(const void *data, size_t len)
 	uint64_t h = rs_fnv(RS_FNV_BASIS, data, len);
 
 	return h ? h : 1;
+}
+
+/* The per-class arrays (struct rs_class, rs_cres) keep each element on
+ * whole cache lines, so a request's class touches the lines its layout
+ * says (internal.h). */
+void *rs_line_array(void *old, size_t n, size_t cap, size_t size)
+{
+	char *p = aligned_alloc(RS_LINE, cap * size);
+
+	if (!p)
+		return NULL;
+	if (n)
+		memcpy(p, old, n * size);
+	memset(p + n * size, 0, (cap - n) * size);
+	free(old);
+	return p;
 }

@@ -103,8 +103,8 @@ static int plan_alloc(struct plan *p, struct rs_sched *s,
 	int i;
 
 	memset(p, 0, sizeof(*p));
-	p->cls = rs_class_array(NULL, 0, (uint32_t)n);
-	p->cres = calloc((size_t)n, sizeof(*p->cres));
+	p->cls = rs_line_array(NULL, 0, (size_t)n, sizeof(*p->cls));
+	p->cres = rs_line_array(NULL, 0, (size_t)n, sizeof(*p->cres));
 	p->dirty = calloc((size_t)n, sizeof(*p->dirty));
 	p->map = calloc(s->ncls ? s->ncls : 1, sizeof(*p->map));
 	p->names = calloc((size_t)n, sizeof(*p->names));

@@ -199,23 +199,6 @@ void rs_cres_init(struct rs_cres *r)
 	r->hpos_drf = RS_NIL;
 }
 
-/* An array of cap classes aligned as struct rs_class asks (its cache
- * lines), the first n copied from old and the rest zero; old is freed.
- * NULL when out of memory (old is kept). */
-struct rs_class *rs_class_array(struct rs_class *old, uint32_t n, uint32_t cap)
-{
-	struct rs_class *k = aligned_alloc(_Alignof(struct rs_class),
-					   (size_t)cap * sizeof(*k));
-
-	if (!k)
-		return NULL;
-	if (n)
-		memcpy(k, old, (size_t)n * sizeof(*k));
-	memset(k + n, 0, (size_t)(cap - n) * sizeof(*k));
-	free(old);
-	return k;
-}
-
 /* Room for n classes in every per-class structure. */
 int rs_class_reserve(struct rs_sched *s, uint32_t n)
 {
@@ -227,11 +210,11 @@ int rs_class_reserve(struct rs_sched *s, uint32_t n)
 
 		while (cap < n)
 			cap *= 2;
-		k = rs_class_array(s->cls, s->ncls, cap);
+		k = rs_line_array(s->cls, s->ncls, cap, sizeof(*k));
 		if (!k)
 			return RS_ENOMEM;
 		s->cls = k;
-		r = realloc(s->cres, (size_t)cap * sizeof(*r));
+		r = rs_line_array(s->cres, s->ncls, cap, sizeof(*r));
 		if (!r)
 			return RS_ENOMEM;
 		s->cres = r;
