@@ -211,8 +211,8 @@ struct rs_rate {
 /* On whole cache lines (rs_line_array() allocates them so), so that the fields
  * every request of msf or rfq touches - enqueue, release, byte events,
  * end - are two cache lines of the class; sff and drr add the third.
- * Each of the first three lines is full: a field added there pushes
- * another out. With 10,000 classes every request misses on its class. */
+ * The first two lines are full: a field added there pushes another out.
+ * With 10,000 classes every request misses on its class. */
 struct rs_class {
 	/* line 0: every byte event, every decision of msf and rfq */
 	_Alignas(RS_LINE) uint64_t bytes;	/* scheduled + foreign */
