@@ -47,7 +47,7 @@ void rs_config_default(struct rs_config *cfg)
 	cfg->max_queued_class = 0;
 	cfg->max_queued = 0;
 	cfg->pacing = false;
-	cfg->long_transfer = 65536;
+	cfg->long_transfer = 0;		/* long transfers keep their slot */
 	cfg->pace_keep_share = false;
 	cfg->nres = 0;
 	for (i = 0; i < RS_MAX_RESOURCES; i++)
