@@ -2,9 +2,9 @@
 /*
  * test_admission.c - long transfers leave the window; slow start per
  * round of responses; a link with room opens the window (all only with
- * cfg.pacing). Link 1,000,000 bytes/s, T = 1 s, U+ = 0.98; the long
- * transfer tests set long_transfer = 65,536 (the default, 0, keeps every
- * slot to the end: long_transfer_off_by_default).
+ * cfg.pacing). Link 1,000,000 bytes/s, T = 1 s, U+ = 0.98. The long
+ * transfer tests set long_transfer = 65,536 themselves; the default is 0,
+ * every slot held to the end (long_transfer_off_by_default).
  */
 #include "harness.h"
 
