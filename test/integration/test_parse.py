@@ -125,6 +125,9 @@ BAD = {
     "idle-share-extra": (None, "request_sched_pacing_idle_share keep always",
                          "request_sched_pacing_idle_share keep"),
     "smp-affinity-typo": (None, "request_sched_smp_affinity client", "request_sched_smp_affinity src"),
+    "window-file-relative": (None, "request_sched_window_file reqsched.window",
+                             "request_sched_window_file /var/spool/squid/reqsched.window"),
+    "window-file-extra": (None, "request_sched_window_file /run/a /run/b", "request_sched_window_file none"),
 }
 # what each multi-resource rejection must say besides the line number
 BAD_MESSAGE = {
@@ -139,6 +142,8 @@ BAD_MESSAGE = {
     "idle-share-missing": "missing idle share (lend or keep)",
     "idle-share-extra": "unexpected 'always'",
     "smp-affinity-typo": "unknown SMP affinity 'client' (use src or none)",
+    "window-file-relative": "request_sched_window_file must be an absolute path or none, got 'reqsched.window'",
+    "window-file-extra": "unexpected '/run/b'",
 }
 
 
