@@ -5,12 +5,13 @@
 #                        fails here in seconds, not at integration's collection), mypy over
 #                        tools/reqsched_tools, then the pytest unit tests of tools/
 #                        (test/tools/): report maths, parsers, scenarios, origin
-#   make check-testbed   the three checks below (~8 min)
+#   make check-testbed   the three checks below (~9 min)
 #   make check-testbed-admission  a short (~2 min) field-trial-shaped run (8 Mbit/s, see
 #                        test/testbed/check-field-trial.toml): msf/nopacing vs stock
-#   make check-testbed-pacing  the byte layer (~4.5 min): bufferbloat at 1000 ms and
+#   make check-testbed-pacing  the byte layer (~5.5 min): bufferbloat at 1000 ms,
 #                        cross traffic at 60% of C, msf (pacing) vs stock, targets
-#                        asserted; FAILS on a Squid without request_sched_pacing
+#                        asserted, and a restart under load (msf alone: the link
+#                        refilled); FAILS on a Squid without request_sched_pacing
 #   make check-testbed-gateway  the website-gateway scenario (~80 s): nqos vs mqos,
 #                        every resource split 6:3:1 under mqos, not under nqos
 #   make demo            field-trial in every mode (~5 min): table, JSON, PNGs in

@@ -78,3 +78,14 @@ def test_parse_output_rejects_only_errors():
     assert rejects(bad, "request_sched_pacing") and not rejects(bad, "request_scheduler")
     assert rejects("FATAL: Bungled squid.conf line 3: request_sched_link_counter iface x",
                    "request_sched_link_counter")
+
+
+def test_pacing_modes_keep_their_window_where_the_squid_can(tmp_path):
+    """request_sched_window_file in the mode's directory: for the pacing modes
+    of a Squid that knows it, not for /nopacing, stock or an older Squid."""
+    known = ALL | {squidconf.WINDOW_FILE_DIRECTIVE}
+    line = f"request_sched_window_file {tmp_path}/reqsched.window"
+    assert line in open(squidconf.write(SC, mode("msf"), str(tmp_path), "nobody", True, known)).read()
+    for m, k in (("msf/nopacing", known), ("stock", known), ("msf", ALL)):
+        text = open(squidconf.write(SC, mode(m), str(tmp_path), "nobody", True, k)).read()
+        assert "request_sched_window_file" not in text, m

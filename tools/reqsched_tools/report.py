@@ -54,6 +54,7 @@ from typing import Any, Callable, Optional
 from . import logparse, metrics, targets as targets_mod
 
 RESTART_SETTLE_S = 2.0          # restart target: requests/s from this long after the restart
+RESTART_REFILL_S = 4.0          # the link's utilization over this long after the new start
 
 
 @dataclass
@@ -459,7 +460,10 @@ def analyse_mode(run_dir: str, mode: str, sc: dict) -> dict[str, Any]:
             **completed_rates(after, duration - a, "after"),
             **completed_rates(before, t_stop - lo, "before"),
             "failed_around": sum(1 for r in reqs if r.failed and t_stop - 1 <= r.start < a),
-            "after_from_s": round(a, 2)}
+            "after_from_s": round(a, 2),
+            # how soon the new Squid fills the link again (its start-up included)
+            "utilization_refill": interval_link_stats(
+                ls["samples"], [(t0 + t_start, t0 + t_start + RESTART_REFILL_S)], link_bps)["utilization"]}
 
     # timeline
     tb = float(sc.get("timeline_bin_s", 5))
@@ -645,7 +649,9 @@ def table(results: list[dict], sc: dict, run_dir: str, idle: Optional[dict] = No
                              f"{fmt(rs['rps_after'], '.2f')} (completed Mbit/s "
                              f"{fmt(rs.get('mbps_before'), '.3f')}, "
                              f"{fmt(rs.get('mbps_after'), '.3f')}); failed around it "
-                             f"{rs['failed_around']}")
+                             f"{rs['failed_around']}; link utilization over the "
+                             f"{RESTART_REFILL_S:g} s after the start "
+                             f"{fmt(rs.get('utilization_refill'), '.3f')}")
     if any(r.get("byte_layer") for r in results):
         lines.append("")
         lines.append("byte layer (mgr:request_sched, means over the update intervals in the "

@@ -82,8 +82,11 @@ def delay_pool_conf(sc: Scenario) -> list[str]:
     return lines
 
 
-# the byte-layer directives a Squid may or may not know (Runner.probe_features)
+# the byte-layer directives a Squid may or may not know (Runner.probe_directives)
 BYTE_LAYER_DIRECTIVES = ("request_sched_pacing", "request_sched_link_counter")
+# what the pacing modes also set when this Squid knows it (a Squid without it
+# runs them as before)
+WINDOW_FILE_DIRECTIVE = "request_sched_window_file"
 
 
 def byte_layer_conf(mode: ModeSpec, known: frozenset[str]) -> list[str]:
@@ -104,6 +107,15 @@ def byte_layer_conf(mode: ModeSpec, known: frozenset[str]) -> list[str]:
     if "request_sched_link_counter" in known:
         out.append("request_sched_link_counter none")
     return out
+
+
+def window_file_conf(mode: ModeSpec, run_dir: str, known: frozenset[str]) -> list[str]:
+    """A pacing mode keeps its window across a restart (the restart scenario) in
+    run_dir/reqsched.window, as the README recommends; run_dir is new for every
+    mode's run, so its first start is cold."""
+    if mode.kind == "reqsched" and mode.pacing and WINDOW_FILE_DIRECTIVE in known:
+        return [f"{WINDOW_FILE_DIRECTIVE} {os.path.join(run_dir, 'reqsched.window')}"]
+    return []
 
 
 def reqsched_conf(sc: Scenario, mode: ModeSpec,
@@ -171,6 +183,7 @@ def write(sc: Scenario, mode: ModeSpec, run_dir: str, user: str, patched: bool,
         lines += delay_pool_conf(sc)
     if mode.kind == "reqsched":
         lines += reqsched_conf(sc, mode, known)
+        lines += window_file_conf(mode, run_dir, known)
         if sc.site:
             lines += site_sched_conf(sc, run_dir)
     elif patched:

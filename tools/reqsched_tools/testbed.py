@@ -138,7 +138,8 @@ class Runner:
         self.squid = squid or (PATCHED_SQUID if self.patched else None)
         if squid:
             self.patched = self.squid_has_reqsched(squid)
-        # byte-layer directives this Squid knows (squidconf.BYTE_LAYER_DIRECTIVES)
+        # byte-layer directives this Squid knows (squidconf.BYTE_LAYER_DIRECTIVES,
+        # WINDOW_FILE_DIRECTIVE)
         self.known: frozenset[str] = (self.probe_directives(self.squid) if self.squid
                                       and self.patched else frozenset())
         self.servers = [netns.server_addr(i) for i in range(sc.server_count)]
@@ -157,10 +158,12 @@ class Runner:
 
     @staticmethod
     def probe_directives(path: str) -> frozenset[str]:
-        """The byte-layer directives (request_sched_pacing, ..._link_counter) that
-        `squid -k parse` accepts: each is tried alone after request_scheduler off."""
+        """The byte-layer directives (request_sched_pacing, ..._link_counter) and
+        request_sched_window_file that `squid -k parse` accepts: each is tried
+        alone after request_scheduler off."""
         known = set()
-        for d, value in (("request_sched_pacing", "off"), ("request_sched_link_counter", "none")):
+        for d, value in (("request_sched_pacing", "off"), ("request_sched_link_counter", "none"),
+                         (squidconf.WINDOW_FILE_DIRECTIVE, "none")):
             conf = f"/tmp/reqsched-probe-{os.getpid()}.conf"
             with open(conf, "w", encoding="utf-8") as f:
                 f.write(f"http_port 127.0.0.1:1\nrequest_scheduler off\n{d} {value}\n")
