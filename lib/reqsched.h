@@ -382,6 +382,12 @@ struct rs_stats {
 
 void rs_get_stats(const struct rs_sched *s, struct rs_stats *st);
 
+/* W+ of the window controller in the proxy's units: rs_stats.W_max is what
+ * this scheduler releases up to, with SMP workers its link share's part of
+ * W+. What a restarted proxy starts from (cfg.initial_window); without a
+ * window (rtc) the outstanding responses, as W_max. */
+double rs_window_max(const struct rs_sched *s);
+
 /* ---- SMP: one link, one scheduler per worker (share.c) ----
  * A proxy with several worker processes runs one scheduler in each; each
  * schedules a share f of the link (C, the pacer's rate, the fixed window

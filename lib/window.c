@@ -167,6 +167,12 @@ double rs_window_limit(const struct rs_sched *s)
 	return w > 1 ? w : 1;
 }
 
+/* W+ in the proxy's units (reqsched.h). */
+double rs_window_max(const struct rs_sched *s)
+{
+	return s->ctl->window ? s->Wmax : (double)s->W;
+}
+
 /* The window is the limit: requests wait and W has reached it. */
 bool rs_window_limits(const struct rs_sched *s)
 {

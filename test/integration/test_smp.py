@@ -333,3 +333,31 @@ def test_reconfigure_with_queued_requests_in_every_worker(squid_factory, origin)
     assert len(res) == 16
     assert all(p["global"]["queued"] > 0 for p in pages.values()), pages   # still queued after it
     assert smp.sq.cache_log().count("Request scheduler: 2 classes") >= 4   # 2 workers x (start, reconfigure)
+
+
+def test_each_worker_keeps_its_own_window_file(squid_factory, workdir):
+    """request_sched_window_file with SMP workers (patch 52): worker N reads
+    and writes PATH.kidN, so each starts at its own saved W+ and a shutdown
+    rewrites both files with W+ in the proxy's units, not the worker's part
+    of it that its page shows as W_max (1 here: an idle worker's share)."""
+    path = workdir / "reqsched.window"
+    saved = {1: 3.0, 2: 5.0}
+    for kid, w in saved.items():
+        f = workdir / f"reqsched.window.kid{kid}"
+        f.write_text(f"reqsched-window 1 {w} {int(LINK_BPS)} {int(time.time()) - 1}\n")
+        os.chmod(f, 0o666)
+    with SmpSquid(squid_factory, 2, window="wrc-mult", more=f"request_sched_window_file {path}\n") as smp:
+        pages = smp.pages()
+        for kid, w in saved.items():
+            g = pages[kid]["global"]
+            # W_max is the worker's part of W+ (its share; idle here): the
+            # file holds W+ in the proxy's units, rs_window_max()
+            assert str(g["window_file"]).startswith(f"{path}.kid{kid}: restored W+ {w:.1f}"), (kid, g)
+        for kid in saved:
+            (workdir / f"reqsched.window.kid{kid}").unlink()
+    for kid, w in saved.items():
+        magic, _, window, link, written = (workdir / f"reqsched.window.kid{kid}").read_text().split()
+        assert magic == "reqsched-window" and int(link) == int(LINK_BPS)
+        assert float(window) == pytest.approx(w, abs=0.01), kid
+        assert abs(int(written) - time.time()) < 60
+    assert not path.exists()

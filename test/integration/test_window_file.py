@@ -71,7 +71,7 @@ def test_window_is_restored_and_saved_at_shutdown(squid_factory, workdir, origin
 
 @pytest.mark.parametrize("content,why", [
     (None, "no saved window"),
-    ("stale", "ignored: saved 400 s ago (at most 300 s)"),
+    ("stale", "ignored: saved 40"),  # 400 s ago, or 401-409 if a second ticks before the start
     ("other-link", "ignored: saved for request_sched_link 2000000 bit/s"),
     ("reqsched-window 1 many 10000000 0\n", "ignored: not a 'reqsched-window 1 W_MAX LINK_BPS WRITTEN' line"),
     ("", "ignored: not a"),

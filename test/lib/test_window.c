@@ -161,6 +161,31 @@ START_TEST(wrc_mult_fractional_window)
 }
 END_TEST
 
+/* With an SMP worker's link share f, W_max is f W+ (at least 1) and
+ * rs_window_max() W+ itself, which is what a restart starts from: a
+ * scheduler created with initial_window 6 releases 3 at f = 0.5. */
+START_TEST(window_max_in_proxy_units)
+{
+	struct rec rec = { 0 };
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_WRC_MULT);
+	struct rs_sched *s;
+
+	cfg.pacing = 1;
+	cfg.initial_window = 6;
+	s = new_one_class(&cfg, &rec);
+	ck_assert_double_eq_tol(rs_window_max(s), 6, 1e-12);
+	ck_assert_int_eq(rs_set_link_share(s, 0.5, 0), 0);
+	ck_assert_double_eq_tol(gstats(s).W_max, 3, 1e-12);
+	ck_assert_double_eq_tol(rs_window_max(s), 6, 1e-12);
+	enq_n(s, 5, 1, 0);
+	ck_assert_uint_eq(gstats(s).W, 3);
+	ck_assert_int_eq(rs_set_link_share(s, 0.1, 0), 0);
+	ck_assert_double_eq_tol(gstats(s).W_max, 1, 1e-12);	/* at least 1 */
+	ck_assert_double_eq_tol(rs_window_max(s), 6, 1e-12);
+	rs_free(s);
+}
+END_TEST
+
 /* fixed N: exactly N outstanding. */
 START_TEST(fixed_window)
 {
@@ -256,6 +281,7 @@ Suite *suite_window(void)
 	tcase_add_test(tc, interval_inside_a_call_makes_the_timer_due);
 	tcase_add_test(tc, wrc_mult_bounds);
 	tcase_add_test(tc, wrc_mult_fractional_window);
+	tcase_add_test(tc, window_max_in_proxy_units);
 	tcase_add_test(tc, fixed_window);
 	tcase_add_test(tc, wrc_aimd_sequence);
 	tcase_add_test(tc, wrc_aimd_only_when_limited);
