@@ -616,3 +616,19 @@ def sched_conf(window: str = "fixed 1", policy: str = "msf",
     lines += [f"request_sched_class {n} {w:g}" for n, w in classes]
     lines += [f"request_sched_access {n} {rule}" for n, rule in access]
     return "\n".join(lines) + "\n" + more.strip() + "\n"
+
+
+# --------------------------------------------------------------------------
+# request_sched_window_file (patch 52)
+# --------------------------------------------------------------------------
+def write_window_file(path: Path, window: float, link_bps: int, age_s: int = 0) -> None:
+    """The file as an earlier Squid would have left it, age_s seconds ago."""
+    path.write_text(f"reqsched-window 1 {window} {link_bps} {int(time.time()) - age_s}\n")
+    os.chmod(path, 0o666)
+
+
+def read_window_file(path: Path) -> Tuple[float, int, int]:
+    """(W+, link bit/s, written) of a file Squid wrote; asserts its first words."""
+    magic, version, window, link, written = path.read_text().split()
+    assert (magic, version) == ("reqsched-window", "1"), path.read_text()
+    return float(window), int(link), int(written)

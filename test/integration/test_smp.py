@@ -343,9 +343,7 @@ def test_each_worker_keeps_its_own_window_file(squid_factory, workdir):
     path = workdir / "reqsched.window"
     saved = {1: 3.0, 2: 5.0}
     for kid, w in saved.items():
-        f = workdir / f"reqsched.window.kid{kid}"
-        f.write_text(f"reqsched-window 1 {w} {int(LINK_BPS)} {int(time.time()) - 1}\n")
-        os.chmod(f, 0o666)
+        h.write_window_file(workdir / f"reqsched.window.kid{kid}", w, int(LINK_BPS), age_s=1)
     with SmpSquid(squid_factory, 2, window="wrc-mult", more=f"request_sched_window_file {path}\n") as smp:
         pages = smp.pages()
         for kid, w in saved.items():
@@ -356,8 +354,8 @@ def test_each_worker_keeps_its_own_window_file(squid_factory, workdir):
         for kid in saved:
             (workdir / f"reqsched.window.kid{kid}").unlink()
     for kid, w in saved.items():
-        magic, _, window, link, written = (workdir / f"reqsched.window.kid{kid}").read_text().split()
-        assert magic == "reqsched-window" and int(link) == int(LINK_BPS)
-        assert float(window) == pytest.approx(w, abs=0.01), kid
-        assert abs(int(written) - time.time()) < 60
+        window, link, written = h.read_window_file(workdir / f"reqsched.window.kid{kid}")
+        assert link == int(LINK_BPS)
+        assert window == pytest.approx(w, abs=0.01), kid
+        assert abs(written - time.time()) < 60
     assert not path.exists()

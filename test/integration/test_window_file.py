@@ -29,9 +29,7 @@ def conf(path: Path, window: str = "wrc-mult", more: str = "") -> str:
 
 
 def write_window(path: Path, window: float, link_bps: int = LINK_BPS, age_s: int = 0) -> None:
-    """The file as an earlier Squid would have left it, age_s seconds ago."""
-    path.write_text(f"reqsched-window 1 {window} {link_bps} {int(time.time()) - age_s}\n")
-    os.chmod(path, 0o666)
+    h.write_window_file(path, window, link_bps, age_s)
 
 
 def window_file_line(sq: h.Squid) -> str:
@@ -58,11 +56,10 @@ def test_window_is_restored_and_saved_at_shutdown(squid_factory, workdir, origin
     running = sq.report().g("W_max")
     f.unlink()
     sq.stop()
-    magic, version, window, link, written = f.read_text().split()
-    assert (magic, version) == ("reqsched-window", "1")
-    assert float(window) == pytest.approx(running, abs=0.001)
-    assert int(link) == LINK_BPS
-    assert abs(int(written) - time.time()) < 30
+    window, link, written = h.read_window_file(f)
+    assert window == pytest.approx(running, abs=0.001)
+    assert link == LINK_BPS
+    assert abs(written - time.time()) < 30
     assert not (workdir / "reqsched.window.tmp").exists()
 
     again = squid_factory(name="again", sched=conf(f))
