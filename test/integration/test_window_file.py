@@ -11,6 +11,7 @@ wait (`queued`)."""
 from __future__ import annotations
 
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -108,3 +109,31 @@ def test_unwritable_file_is_a_warning(squid_factory, workdir):
     assert window_file_line(sq) == f"{missing}: no saved window"
     sq.stop()
     assert f"WARNING: request scheduler: request_sched_window_file: cannot write {missing}.tmp" in sq.cache_log()
+
+
+def test_window_is_saved_while_working_and_survives_a_kill(squid_factory, workdir, origin):
+    """While requests are outstanding Squid rewrites the file every minute
+    (WindowFile::SaveInterval, the first time a minute after the start), so
+    a worker killed without a shutdown restarts from a window at most that
+    old."""
+    f = workdir / "reqsched.window"
+    write_window(f, 5, age_s=2)
+    started = time.time()
+    sq = squid_factory(sched=conf(f))
+    assert sq.report().g("W_max") == pytest.approx(5)
+    # one response outstanding for longer than the interval keeps housekeeping on
+    slow = h.Background([lambda: h.http_get(sq.port, origin.url("/wf/long", size=100, delay_ms=72_000),
+                                            timeout=90)])
+    wait_until(lambda: h.read_window_file(f)[2] >= started + 55, 75, step=1, what="the window saved while working")
+    window, link, written = h.read_window_file(f)
+    assert written <= time.time() + 1
+    assert link == LINK_BPS
+    assert window >= 1
+    assert sq.alive()
+
+    os.killpg(sq.proc.pid, signal.SIGKILL)
+    sq.proc.wait(timeout=5)
+    slow.join(30)
+    again = squid_factory(name="again", sched=conf(f))
+    assert again.report().g("W_max") == pytest.approx(window, abs=0.001)
+    assert f"restored W+ {window:.1f} saved" in window_file_line(again)
