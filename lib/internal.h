@@ -401,6 +401,8 @@ struct rs_pacer {
 				 * the BASE_SPAN since base_t and in the one
 				 * before it (0: none) */
 	rs_time_ns base_t;
+	double share_least;	/* least_flow_share() at the last sample
+				 * (0: none yet) */
 	rs_wake_fn wake;
 };
 

@@ -79,14 +79,16 @@
  *     checks), share_refill = 0 when the flag is off and there are no
  *     gates.
  *
- * Receive window (rs_flow_clamp()): 2 R rtt times the flow's share of the
- *   weights of the accounts with open flows, or more for a flow that reads
+ * Receive window (rs_flow_clamp()): T times the flow's share of the
+ *   weights of the accounts with open flows, T = 2 R rtt, or R (base RTT +
+ *   QUEUE_ROOM) where that is less and the flow with the least share
+ *   still gets its floor of it (window_total()), or more for a flow that reads
  *   more: GROW_GAIN times what it read over its least RTT while the link
  *   has room (link_has_room(): the proxy read < AT_RATE of R in the last
  *   RATE_SPAN sample and the link counter's last sample had room), so a
  *   flow can take what others leave; HOLD_GAIN times while the link is
  *   full, so it keeps what the pacer grants it but cannot grow on its own;
- *   floor 2 MSS, ceiling min(2 R rtt, CLAMP_MAX).
+ *   floor 2 MSS, ceiling min(T, CLAMP_MAX).
  * Admission: every ROOM_RUN RATE_SPAN samples in a row with room and no
  *   flow waiting for the pacer tell the window (rs_window_room()), if one
  *   more flow fits (below): one more request could use the link. The run
@@ -131,7 +133,7 @@
 #define GROW_GAIN 2.0		/* link has room: a window may double per RTT */
 #define HOLD_GAIN 1.0		/* link full: a window keeps what it reads */
 #define QUEUE_ROOM (RS_NSEC_PER_SEC / 50)	/* the ISP queue the flows'
-						 * floors may build */
+						 * windows may build */
 #define BASE_SPAN (10 * RS_NSEC_PER_SEC)	/* the base RTT's window */
 
 /* The present accounts of class k lend their shares to its backlogged ones. */
@@ -713,6 +715,46 @@ static rs_time_ns base_rtt(const struct rs_pacer *p)
 	return !a || (b && b < a) ? b : a;
 }
 
+/* The least share of the weights a flow has, over the classes with open
+ * flows, a class's flows taken as even over its accounts (w_c / wsum *
+ * accounts_c / flows_c); 1 with no flow. O(classes): pacer_sampled() keeps
+ * it for window_total(), at most one sample (100 ms) old. */
+static double least_flow_share(const struct rs_sched *s)
+{
+	double least = 1;
+	uint32_t c;
+
+	for (c = 0; c < s->ncls && s->pc.wsum > 0; c++) {
+		const struct rs_class *k = &s->cls[c];
+
+		if (k->nflows)
+			least = fmin(least, k->weight / s->pc.wsum *
+					    (double)k->naccts /
+					    (double)k->nflows);
+	}
+	return least;
+}
+
+/* The bytes the flows' windows share (their total when every flow holds
+ * its share): 2 R rtt, twice what the link carries over the flow's RTT, so
+ * that bytes wait at the proxy, where the pacer orders them; but R (base
+ * RTT + QUEUE_ROOM) when that is less and the flow with the least share
+ * still gets its floor (2 MSS) of it. What the windows hold beyond R times
+ * the base RTT queues at the ISP (at a 60-ms RTT the queue's mean follows
+ * it: doc/testbed.md); where floors bind, every flow is at its floor and
+ * only the larger total keeps bytes waiting at the proxy for the weights. */
+static double window_total(const struct rs_sched *s, rs_time_ns rtt)
+{
+	double r = rs_full_rate(s), most, low;
+	rs_time_ns base = base_rtt(&s->pc);
+
+	most = 2 * r * (double)rtt / RS_NSEC_PER_SEC;
+	if (!base || !(s->pc.share_least > 0))
+		return most;
+	low = r * (double)(base + QUEUE_ROOM) / RS_NSEC_PER_SEC;
+	return s->pc.share_least * low >= 2 * RS_MSS ? fmin(most, low) : most;
+}
+
 /* One more flow fits: the least windows of the open flows and of a new
  * one (2 MSS each) stay within what R carries over the base RTT plus
  * QUEUE_ROOM. Beyond that their floors alone queue at the ISP, where the
@@ -750,6 +792,7 @@ static void pacer_sampled(struct rs_sched *s, rs_time_ns now)
 {
 	struct rs_pacer *p = &s->pc;
 
+	p->share_least = least_flow_share(s);
 	p->room_run = p->waiting == 0 && link_has_room(s) ? p->room_run + 1 : 0;
 	if (p->room_run >= ROOM_RUN && flow_fits(s)) {
 		rs_window_room(s);
@@ -1263,7 +1306,7 @@ uint32_t rs_flow_clamp(const struct rs_sched *cs, rs_flow f, rs_time_ns rtt)
 	struct rs_sched *s = (struct rs_sched *)cs;
 	struct rs_flow_ent *e;
 	const struct rs_acct *a;
-	double bdp2, share, clamp, ceiling, rate, gain;
+	double total, share, clamp, ceiling, rate, gain;
 	rs_time_ns least;
 	uint32_t i;
 
@@ -1278,7 +1321,7 @@ uint32_t rs_flow_clamp(const struct rs_sched *cs, rs_flow f, rs_time_ns rtt)
 	} else {
 		rtt = RS_NSEC_PER_SEC / 10;
 	}
-	bdp2 = 2 * rs_full_rate(s) * (double)rtt / (double)RS_NSEC_PER_SEC;
+	total = window_total(s, rtt);
 	share = s->pc.wsum > 0 ?
 		s->cls[a->cls].weight / s->pc.wsum / (double)a->nflows : 1;
 	/* a flow that reads more than its share gets a window for what it
@@ -1289,9 +1332,9 @@ uint32_t rs_flow_clamp(const struct rs_sched *cs, rs_flow f, rs_time_ns rtt)
 	least = e->rtt_min ? e->rtt_min : rtt;
 	rate = rate_take(&e->rd, e->rd_total, s->pc.t, least);
 	gain = link_has_room(s) ? GROW_GAIN : HOLD_GAIN;
-	clamp = fmax(bdp2 * share,
+	clamp = fmax(total * share,
 		     gain * rate * ((double)least / (double)RS_NSEC_PER_SEC));
-	ceiling = fmin(bdp2, CLAMP_MAX);
+	ceiling = fmin(total, CLAMP_MAX);
 	if (clamp > ceiling)
 		clamp = ceiling;
 	if (clamp < 2 * RS_MSS)

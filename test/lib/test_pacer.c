@@ -373,23 +373,25 @@ START_TEST(clamp_follows_the_read_rate)
 	/* 50 ms later: a sample shorter than the RTT keeps the rate */
 	ck_assert_int_eq(rs_flow_read(s, b1, 1000, 150 * MS), 0);
 	ck_assert_uint_eq(rs_flow_clamp(s, b1, 100 * MS), 98000);
-	/* 1,000 bytes over 200 ms: 5,000 B/s, below the share again */
+	/* 1,000 bytes over 200 ms: 5,000 B/s, below the share again, which
+	 * the samples since 100 ms take of T = R (base RTT + 20 ms) =
+	 * 117,600 (clamp_total_from_the_base_rtt): 29,400 */
 	ck_assert_int_eq(rs_flow_read(s, a1, 0, 300 * MS), 0);
-	ck_assert_uint_eq(rs_flow_clamp(s, b1, 100 * MS), 49000);
-	/* twice R over 100 ms: the ceiling, 2 R rtt */
+	ck_assert_uint_eq(rs_flow_clamp(s, b1, 100 * MS), 29400);
+	/* twice R over 100 ms: the ceiling, T */
 	ck_assert_int_eq(rs_flow_read(s, b1, 196000, 400 * MS), 0);
-	ck_assert_uint_eq(rs_flow_clamp(s, b1, 100 * MS), 196000);
-	ck_assert_uint_eq(gstats(s).window_bytes, 196000);
+	ck_assert_uint_eq(rs_flow_clamp(s, b1, 100 * MS), 117600);
+	ck_assert_uint_eq(gstats(s).window_bytes, 117600);
 	/* the pacer's sample at 500 ms: 196,000 bytes in 100 ms, the link is
 	 * full: b keeps what it reads, 98,000 in 100 ms, once (not twice) */
 	ck_assert_int_eq(rs_flow_read(s, b1, 98000, 500 * MS), 0);
 	ck_assert_uint_eq(rs_flow_clamp(s, b1, 100 * MS), 98000);
 	ck_assert_uint_eq(gstats(s).window_bytes, 98000);
 	/* still full at 600 ms (98,000 in 100 ms is R): 20,000 read, so
-	 * 20,000 kept, below b's share: the share's 49,000 */
+	 * 20,000 kept, below b's share: the share's 29,400 */
 	ck_assert_int_eq(rs_flow_read(s, b1, 20000, 600 * MS), 0);
 	ck_assert_int_eq(rs_flow_read(s, a1, 78000, 600 * MS), 0);
-	ck_assert_uint_eq(rs_flow_clamp(s, b1, 100 * MS), 49000);
+	ck_assert_uint_eq(rs_flow_clamp(s, b1, 100 * MS), 29400);
 	rs_free(s);
 
 	/* the window spans the least RTT measured: rtt 0 (unknown: 100 ms) is
@@ -400,13 +402,50 @@ START_TEST(clamp_follows_the_read_rate)
 	b1 = fopen_(s, 0, 1, 2, 0);
 	ck_assert_uint_eq(rs_flow_clamp(s, b1, 0), 49000);	/* 100 ms */
 	/* 147,000 bytes in 250 ms: 588,000 B/s over the least RTT, 200 ms:
-	 * 2 * 588,000 * 0.2 = 235,200 (share 98,000, ceiling 392,000) */
+	 * 2 * 588,000 * 0.2 = 235,200, above the ceiling T = R * 0.22 =
+	 * 215,600 (2 R rtt is 392,000) */
 	ck_assert_int_eq(rs_flow_read(s, b1, 147000, 250 * MS), 0);
-	ck_assert_uint_eq(rs_flow_clamp(s, b1, 200 * MS), 235200);
-	/* a least RTT of 50 ms: 2 * 588,000 * 0.05 = 58,800 */
+	ck_assert_uint_eq(rs_flow_clamp(s, b1, 200 * MS), 215600);
+	/* a least RTT of 50 ms: 2 * 588,000 * 0.05 = 58,800 (T 68,600) */
 	ck_assert_uint_eq(rs_flow_clamp(s, b1, 50 * MS), 58800);
 	/* the RTT back at 100 ms (a queue): still 58,800 (share 49,000) */
 	ck_assert_uint_eq(rs_flow_clamp(s, b1, 100 * MS), 58800);
+	rs_free(s);
+}
+END_TEST
+
+/* The windows' total T is R (base RTT + 20 ms) instead of 2 R rtt once a
+ * read-rate sample found that the flow with the least share still gets
+ * its floor (2 MSS) of it; a queue that lengthens a flow's RTT then widens
+ * no window. rfq, a 3 : b 1, R = 980,000 B/s. */
+START_TEST(clamp_total_from_the_base_rtt)
+{
+	struct rec rec = { 0 };
+	struct wakes wk;
+	struct rs_config cfg = cfg_base(RS_POLICY_RFQ, RS_WIN_FIXED);
+	struct rs_sched *s = three_to_one(&cfg, &rec, &wk);
+	rs_flow a1, b1;
+	int i;
+
+	a1 = fopen_(s, 0, 0, 1, 0);
+	b1 = fopen_(s, 0, 1, 2, 0);
+	/* no sample yet: b's quarter of 2 R rtt = 196,000 */
+	ck_assert_uint_eq(rs_flow_clamp(s, b1, 100 * MS), 49000);
+	/* the sample at 100 ms: least share 1/4, of R * 0.12 = 117,600:
+	 * 29,400 >= 2,896 */
+	ck_assert_int_eq(rs_flow_read(s, a1, 0, 100 * MS), 0);
+	ck_assert_uint_eq(rs_flow_clamp(s, b1, 100 * MS), 29400);
+	/* an RTT of 200 ms (a queue): the base RTT stays 100 ms */
+	ck_assert_uint_eq(rs_flow_clamp(s, b1, 200 * MS), 29400);
+	ck_assert_uint_eq(rs_flow_clamp(s, a1, 200 * MS), 88200);
+	/* 11 more flows of b: 1/4 over 12 = 1/48 of 117,600 is 2,450, below
+	 * the floor: from the sample at 200 ms T is 2 R rtt again, b's flows
+	 * 196,000 / 48 = 4,083 at 100 ms */
+	for (i = 0; i < 11; i++)
+		fopen_(s, 0, 1, 10 + (uint64_t)i, 150 * MS);
+	ck_assert_uint_eq(rs_flow_clamp(s, b1, 100 * MS), 2896);
+	ck_assert_int_eq(rs_flow_read(s, a1, 0, 200 * MS), 0);
+	ck_assert_uint_eq(rs_flow_clamp(s, b1, 100 * MS), 4083);
 	rs_free(s);
 }
 END_TEST
@@ -818,6 +857,7 @@ Suite *suite_pacer(void)
 	tcase_add_test(tc, stale_grant_reclaimed);
 	tcase_add_test(tc, clamp_numbers);
 	tcase_add_test(tc, clamp_follows_the_read_rate);
+	tcase_add_test(tc, clamp_total_from_the_base_rtt);
 	tcase_add_test(tc, class_share);
 	tcase_add_test(tc, bound_flow_and_errors);
 	tcase_add_test(tc, wake_no_reentry);
