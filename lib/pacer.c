@@ -81,8 +81,9 @@
  *
  * Receive window (rs_flow_clamp()): T times the flow's share of the
  *   weights of the accounts with open flows, T = 2 R rtt, or R (base RTT +
- *   QUEUE_ROOM) where that is less and the flow with the least share
- *   still gets its floor of it (window_total()), or more for a flow that reads
+ *   QUEUE_ROOM) where that is less, the flow with the least share still
+ *   gets its floor of it and there are no gates (window_total()), or more
+ *   for a flow that reads
  *   more: GROW_GAIN times what it read over its least RTT while the link
  *   has room (link_has_room(): the proxy read < AT_RATE of R in the last
  *   RATE_SPAN sample and the link counter's last sample had room), so a
@@ -742,14 +743,18 @@ static double least_flow_share(const struct rs_sched *s)
  * still gets its floor (2 MSS) of it. What the windows hold beyond R times
  * the base RTT queues at the ISP (at a 60-ms RTT the queue's mean follows
  * it: doc/testbed.md); where floors bind, every flow is at its floor and
- * only the larger total keeps bytes waiting at the proxy for the weights. */
+ * only the larger total keeps bytes waiting at the proxy for the weights.
+ * With gates (SMP) always 2 R rtt: R is then this worker's part f of the
+ * link, not what it may read (it borrows the others' at the gates), and
+ * the ceiling T caps a worker's flows at T / RTT, 2 f R with 2 R rtt but
+ * only about 1.33 f R from the base RTT at 60 ms. */
 static double window_total(const struct rs_sched *s, rs_time_ns rtt)
 {
 	double r = rs_full_rate(s), most, low;
 	rs_time_ns base = base_rtt(&s->pc);
 
 	most = 2 * r * (double)rtt / RS_NSEC_PER_SEC;
-	if (!base || !(s->pc.share_least > 0))
+	if (!base || !(s->pc.share_least > 0) || s->gate.tat)
 		return most;
 	low = r * (double)(base + QUEUE_ROOM) / RS_NSEC_PER_SEC;
 	return s->pc.share_least * low >= 2 * RS_MSS ? fmin(most, low) : most;

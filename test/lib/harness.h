@@ -9,6 +9,7 @@
 #include "reqsched.h"
 
 #define SEC RS_NSEC_PER_SEC
+#define MS (SEC / 1000)
 #define MAXREL 4096
 
 /* Records every release callback, in order. */

@@ -221,6 +221,39 @@ START_TEST(gates_follow_the_class_set)
 }
 END_TEST
 
+/* With gates a worker's flows' windows stay its share of 2 R rtt (R: its
+ * part of the link, 5/9 of 9,800,000 B/s): the smaller total from the base
+ * RTT (pacer.c's window_total()) would cap what it borrows. Without gates
+ * the sample at 100 ms brings it to R (0.1 s + 20 ms). */
+START_TEST(gates_keep_the_windows_total)
+{
+	uint32_t ua[] = { 1, 1 }, ub[] = { 1, 0 };
+	struct rs_share_row rows[] = { { ua, 0, 0, true }, { ub, 0, 0, true } };
+	uint64_t table[RS_SHARE_GATES(2)] = { 0 };
+	double r = 9800000.0 * 5 / 9;
+	int gates;
+
+	for (gates = 0; gates <= 1; gates++) {
+		struct rec ra = { 0 };
+		struct rs_sched *a = new_worker(&ra);
+		rs_flow f = open_flow(a, 0, 1);
+		double want = gates ? 2 * r * 0.1 : r * 0.12;
+
+		ck_assert_int_eq(rs_set_link_share(a, rs_share_of(a, rows, 2, 0),
+						   0), 0);
+		if (gates)
+			ck_assert_int_eq(rs_share_gates(a, table, rows, 2, 0, 0),
+					 0);
+		ck_assert_uint_eq(rs_flow_clamp(a, f, 100 * MS),
+				  (uint32_t)(2 * r * 0.1 + 0.5));
+		ck_assert_int_eq(rs_flow_read(a, f, 0, 100 * MS), 0);
+		ck_assert_uint_eq(rs_flow_clamp(a, f, 100 * MS),
+				  (uint32_t)(want + 0.5));
+		rs_free(a);
+	}
+}
+END_TEST
+
 Suite *suite_gate(void)
 {
 	Suite *s = suite_create("gate");
@@ -230,6 +263,7 @@ Suite *suite_gate(void)
 	tcase_add_test(tc, gates_lend_the_spare_to_any_class);
 	tcase_add_test(tc, gates_keep_a_slow_users_part);
 	tcase_add_test(tc, gates_follow_the_class_set);
+	tcase_add_test(tc, gates_keep_the_windows_total);
 	suite_add_tcase(s, tc);
 	return s;
 }

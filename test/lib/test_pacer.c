@@ -12,7 +12,6 @@
 
 #include "harness.h"
 
-#define MS (SEC / 1000)
 
 /* Records wakes; optionally tries to re-enter from inside. */
 struct wakes {

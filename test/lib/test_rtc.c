@@ -3,7 +3,6 @@
  * Link 1,000,000 bytes/s and U+ = 1: BW = 1e6 bytes/s when idle. */
 #include "harness.h"
 
-#define MS (SEC / 1000)
 
 static struct rs_sched *rtc_new(struct rec *rec)
 {
