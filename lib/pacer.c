@@ -83,8 +83,7 @@
  *   weights of the accounts with open flows, T = 2 R rtt, or R (base RTT +
  *   QUEUE_ROOM) where that is less, the flow with the least share still
  *   gets its floor of it and there are no gates (window_total()), or more
- *   for a flow that reads
- *   more: GROW_GAIN times what it read over its least RTT while the link
+ *   for a flow that reads more: GROW_GAIN times what it read over its least RTT while the link
  *   has room (link_has_room(): the proxy read < AT_RATE of R in the last
  *   RATE_SPAN sample and the link counter's last sample had room), so a
  *   flow can take what others leave; HOLD_GAIN times while the link is

@@ -8,7 +8,6 @@
  */
 #include "harness.h"
 
-
 /* fixed window 1: the byte that makes r1 long releases r2 inside the byte
  * call; r1's end then leaves W alone. Through a flow as well. */
 START_TEST(long_transfer_frees_slot)

@@ -12,7 +12,6 @@
 
 #include "harness.h"
 
-
 /* Records wakes; optionally tries to re-enter from inside. */
 struct wakes {
 	rs_flow f[MAXREL];

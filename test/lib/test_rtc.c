@@ -3,7 +3,6 @@
  * Link 1,000,000 bytes/s and U+ = 1: BW = 1e6 bytes/s when idle. */
 #include "harness.h"
 
-
 static struct rs_sched *rtc_new(struct rec *rec)
 {
 	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_RTC);
