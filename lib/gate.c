@@ -62,13 +62,14 @@ struct gate {
 
 /* Gate k of class cls. A class gate holds GATE_DEPTH of its rate, the
  * proxy's the pacer's burst, each at least a byte more than a grant's
- * largest need (2 MSS, or R * 2 ms: pacer.c's q = max(MSS, f R * 2 ms) is
- * never more), so that a full gate lets any grant go; a class's gates at
- * most GATE_DEPTH_MAX (one of a tiny rate lends nothing, its class
+ * largest need (2 MSS, or q = max(MSS, f R * 2 ms): rs_grant_least()),
+ * so that a full gate lets any grant go; a class's gates at most
+ * GATE_DEPTH_MAX (one of a tiny rate lends nothing, its class
  * borrows), the proxy's however long that takes (a grant must go). */
 static struct gate gate_of(const struct rs_sched *s, uint32_t cls, int k)
 {
-	double r = rs_pace_rate(s), least = fmax(2 * RS_MSS, r * 0.002) + 1;
+	double r = rs_pace_rate(s);
+	double least = fmax(2 * RS_MSS, rs_grant_least(r)) + 1;
 	struct rs_gate_cls *g = &s->gate.cls[cls];
 	struct gate x;
 

@@ -879,6 +879,16 @@ static inline double rs_pacer_burst(double rate)
 	return rate * 0.005 > 2 * RS_MSS ? rate * 0.005 : 2 * RS_MSS;
 }
 
+/* q at rate R: one segment or 2 ms of R, the least a grant is worth
+ * waking a flow for (each wait costs the proxy an event-loop pass and a
+ * read taken off and put back on epoll). q < B, or a waiting flow would
+ * never be served. 4 ms cut Squid's system calls but moved the window
+ * (doc/testbed.md, *Larger grants*). */
+static inline double rs_grant_least(double rate)
+{
+	return rate * 0.002 > RS_MSS ? rate * 0.002 : RS_MSS;
+}
+
 /* slotage.c's window list (inline: every release and end takes a slot and
  * gives it back). Request r was released: it takes a slot, the newest. */
 static inline void rs_slot_open(struct rs_sched *s, uint32_t r)

@@ -54,8 +54,9 @@
  *   whose bucket holds less than its head's need is held aside for the
  *   rest of the dispatch (it goes back with its tag at the end); a
  *   dispatch that holds every waiting account records when the earliest
- *   of them refills (rs_pacer_deadline(); so does a refused flow whose
- *   account is alone in the heap); a new waiting account, a refund, a
+ *   of them refills (rs_pacer_deadline(); so do a refused flow whose
+ *   account is alone in the heap, and a dispatch short of tokens for an
+ *   account alone in it and short of its share); a new waiting account, a refund, a
  *   new present account, a closed flow or a new R forget that time (the
  *   deadline falls back to the tokens'). The pacer is then not
  *   work-conserving toward a class whose users wait for their servers; it
@@ -144,12 +145,11 @@ static double lend(const struct rs_class *k)
 	return 1;
 }
 
-/* q = max(MSS, R * 2 ms): the least a grant is worth waking a flow for
- * (each wait costs the proxy an event-loop pass and a read taken off and
- * put back on epoll; one segment at 2 Mbit/s, 5 KB at 20). */
+/* q = max(MSS, R * 2 ms): one segment up to 5.8 Mbit/s, 4.9 KB at 20
+ * (internal.h). */
 static double grant_least(const struct rs_sched *s)
 {
-	return fmax(RS_MSS, rs_full_rate(s) * 0.002);
+	return rs_grant_least(rs_full_rate(s));
 }
 
 /* c_a: what a byte adds to account a's tag, in bytes of the lightest
@@ -883,8 +883,13 @@ static void dispatch(struct rs_sched *s, rs_time_ns now)
 			continue;
 		}
 		need = head_need(s, e);
-		if (p->tokens < need)
-			break;		/* the top keeps its place */
+		if (p->tokens < need) {	/* the top keeps its place */
+			if (held == RS_NIL && p->act.n == 1 &&
+			    share_left(s, a, now) < need)
+				/* alone, it waits for its share too */
+				p->share_refill = share_ready(s, a, need, now);
+			break;
+		}
 		left = share_left(s, a, now);
 		if (left < need) {	/* waits for its share: held aside */
 			rs_time_ns t = share_ready(s, a, need, now);

@@ -664,6 +664,37 @@ START_TEST(kept_share_holds_weight)
 }
 END_TEST
 
+/* With the flag, a waiting account left alone when the tokens are short
+ * is woken when its share has refilled too, not polled at the tokens'
+ * time. b reads its bucket (3,920; the tokens keep 980) and waits for
+ * q = 1,960 of its share (10 ms at 196,000 bytes/s). a's flow closes at
+ * 0.5 ms: b's share is then all of R, the tokens hold 1,470 and its share
+ * 490, so both are there at 0.5 + 1,470 / 980,000 s = 2 ms (the tokens
+ * alone at 1 ms). */
+START_TEST(kept_share_alone_waits_for_its_share)
+{
+	struct rec rec = { 0 };
+	struct wakes wk;
+	rs_flow fa, fb;
+	struct rs_sched *s = four_to_one(true, &rec, &wk, &fa, &fb);
+	rs_time_ns t;
+
+	ck_assert_int_eq(rs_flow_allowance(s, fb, 1000000, 0), 3920);
+	ck_assert_int_eq(rs_flow_read(s, fb, 3920, 0), 0);
+	ck_assert_int_eq(rs_flow_allowance(s, fb, 9800, 0), 0);
+	ck_assert_uint_eq(rs_next_deadline(s), 10 * MS);
+	ck_assert_int_eq(rs_flow_close(s, fa, MS / 2), 0);
+	t = rs_next_deadline(s);
+	ck_assert_uint_ge(t, 2 * MS);
+	ck_assert_uint_le(t, 2 * MS + 1);	/* a rounding up */
+	rs_on_timer(s, t);
+	ck_assert_int_eq(wk.n, 1);
+	ck_assert(wk.f[0] == fb);
+	ck_assert_int_eq(rs_flow_allowance(s, fb, 9800, t), 1960);
+	rs_free(s);
+}
+END_TEST
+
 /* With the flag a grant needs at most what the account's bucket holds: at
  * 80 Mbit/s q = 19,600, but b (weight 1 of 31) is refilled at S_b =
  * 9,800,000 / 31 = 316,129 bytes/s into D_b = S_b * 20 ms = 6,322.58. It
@@ -861,6 +892,7 @@ Suite *suite_pacer(void)
 	tcase_add_test(tc, wake_no_reentry);
 	tcase_add_test(tc, pacing_off_and_reconfigure);
 	tcase_add_test(tc, kept_share_holds_weight);
+	tcase_add_test(tc, kept_share_alone_waits_for_its_share);
 	tcase_add_test(tc, kept_share_need_within_bucket);
 	tcase_add_test(tc, lent_share_work_conserving);
 	tcase_add_test(tc, kept_share_reconfigure);
