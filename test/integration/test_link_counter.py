@@ -151,9 +151,8 @@ def rate_ratio(rp: h.Report, rate: float) -> float:
 def assert_rate(rp: h.Report, rate: float, tol: float = 0.2) -> None:
     """link_bytes of the interval matches `rate` counter bytes/s (as payload),
     and exceptive bytes and U follow it."""
-    got = rp.g("link_bytes")
-    assert abs(rate_ratio(rp, rate) - 1) <= tol, \
-        f"link_bytes {got:.0f}, {rate_ratio(rp, rate):.2f} of the counter's rate:\n{rp.text}"
+    got, ratio = rp.g("link_bytes"), rate_ratio(rp, rate)
+    assert abs(ratio - 1) <= tol, f"link_bytes {got:.0f}, {ratio:.2f} of the counter's rate:\n{rp.text}"
     # exceptive = link - proxied (no proxied traffic here)
     assert rp.g("exceptive_bytes") == pytest.approx(max(0.0, got - rp.g("proxied_bytes")), abs=2), rp.text
     # C is the line rate's payload (payload_per_wire of link_bps)
