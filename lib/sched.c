@@ -604,6 +604,7 @@ int rs_on_end(struct rs_sched *s, rs_id id, bool aborted, rs_time_ns now)
 		if (s->ss)
 			rs_slow_start_step(s);
 		rs_slot_close(s, r);
+		rs_part_slot_update(s, now);	/* before W moves */
 		s->W--;
 	}
 	s->t_active = now;
@@ -648,6 +649,9 @@ rs_time_ns rs_next_deadline(const struct rs_sched *s)
 	if (s->started)
 		t = s->next_tick;
 	ctl = s->ctl->deadline ? s->ctl->deadline(s) : UINT64_MAX;
+	if (ctl < t)
+		t = ctl;
+	ctl = rs_part_slot_deadline(s);
 	if (ctl < t)
 		t = ctl;
 	ctl = rs_pacer_deadline(s);
