@@ -776,6 +776,7 @@ void rs_window_params(struct rs_sched *s);	/* after cfg changes */
 
 /* slotage.c: the window list of released requests, oldest first, and
  * rs_reclaim() */
+void rs_window_close(struct rs_sched *s, uint32_t r, rs_time_ns now); /* W-1 */
 /* W - 1, nlong + 1 */
 void rs_window_leave(struct rs_sched *s, uint32_t r, rs_time_ns now);
 size_t rs_slots_reclaim(struct rs_sched *s, rs_time_ns now, rs_time_ns max_age,

@@ -603,9 +603,7 @@ int rs_on_end(struct rs_sched *s, rs_id id, bool aborted, rs_time_ns now)
 	} else {
 		if (s->ss)
 			rs_slow_start_step(s);
-		rs_slot_close(s, r);
-		rs_part_slot_update(s, now);	/* before W moves */
-		s->W--;
+		rs_window_close(s, r, now);
 	}
 	s->t_active = now;
 	k->outstanding--;
