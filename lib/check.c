@@ -415,6 +415,9 @@ static void check_window(struct rs_sched *s, const char *op)
 		       s->Wmax <= s->cfg.max_window);
 		ASSERT("window", s->W <= s->dbg.W ||
 		       s->W <= ceil(rs_window_limit(s)));
+		/* the part slot's credit (window.c) */
+		ASSERT("window",
+		       fabs(s->part_credit) <= RS_PART_CREDIT_S + 1e-9);
 	}
 	s->dbg.W = s->W;
 }

@@ -468,6 +468,9 @@ struct rs_sched {
 	/* window */
 	uint32_t W;
 	double Wmax;
+	double part_credit;	/* SMP: s the part slot may still be held,
+				 * within +-RS_PART_CREDIT_S (window.c) */
+	rs_time_ns part_t;	/* part_credit counted up to here */
 	uint32_t waiting;	/* queued + held + scheduled, all classes */
 	bool limited;		/* window was the limit in this interval */
 	bool release_due;	/* an interval ended (W+ may have grown) with
@@ -754,7 +757,11 @@ void rs_window_release(struct rs_sched *s, rs_time_ns now);
 void rs_window_measured(struct rs_sched *s, double U);
 double rs_window_clamp(const struct rs_sched *s, double w);
 double rs_window_limit(const struct rs_sched *s);	/* W <= ceil() */
-bool rs_window_limits(const struct rs_sched *s);	/* waiting, W >= it */
+double rs_window_open(const struct rs_sched *s);	/* slots open now */
+bool rs_window_limits(const struct rs_sched *s);	/* waiting, W >= open */
+#define RS_PART_CREDIT_S 1.0	/* bound of part_credit (s) */
+void rs_part_slot_update(struct rs_sched *s, rs_time_ns now);	/* W moves */
+rs_time_ns rs_part_slot_deadline(const struct rs_sched *s);
 uint32_t rs_fixed_window(const struct rs_sched *s);	/* fixed W+ of the share */
 double rs_utilization(const struct rs_sched *s, double bytes,
 		      rs_time_ns elapsed);
@@ -769,7 +776,9 @@ void rs_window_params(struct rs_sched *s);	/* after cfg changes */
 
 /* slotage.c: the window list of released requests, oldest first, and
  * rs_reclaim() */
-void rs_window_leave(struct rs_sched *s, uint32_t r);	/* W - 1, nlong + 1 */
+void rs_window_close(struct rs_sched *s, uint32_t r, rs_time_ns now); /* W-1 */
+/* W - 1, nlong + 1 */
+void rs_window_leave(struct rs_sched *s, uint32_t r, rs_time_ns now);
 size_t rs_slots_reclaim(struct rs_sched *s, rs_time_ns now, rs_time_ns max_age,
 			rs_id *ids, void **cookies, size_t n);
 

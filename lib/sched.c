@@ -603,8 +603,7 @@ int rs_on_end(struct rs_sched *s, rs_id id, bool aborted, rs_time_ns now)
 	} else {
 		if (s->ss)
 			rs_slow_start_step(s);
-		rs_slot_close(s, r);
-		s->W--;
+		rs_window_close(s, r, now);
 	}
 	s->t_active = now;
 	k->outstanding--;
@@ -648,6 +647,9 @@ rs_time_ns rs_next_deadline(const struct rs_sched *s)
 	if (s->started)
 		t = s->next_tick;
 	ctl = s->ctl->deadline ? s->ctl->deadline(s) : UINT64_MAX;
+	if (ctl < t)
+		t = ctl;
+	ctl = rs_part_slot_deadline(s);
 	if (ctl < t)
 		t = ctl;
 	ctl = rs_pacer_deadline(s);

@@ -30,12 +30,21 @@
  */
 #include "internal.h"
 
-/* Released request r, in the window, leaves it and stays released. */
-void rs_window_leave(struct rs_sched *s, uint32_t r)
+/* Request r leaves its slot at now (it ends, or leaves the window): the
+ * one place W falls, so the part slot's credit counts the W held up to
+ * now first. */
+void rs_window_close(struct rs_sched *s, uint32_t r, rs_time_ns now)
 {
 	rs_slot_close(s, r);
-	s->req[r].flags |= RS_RF_LONG;
+	rs_part_slot_update(s, now);
 	s->W--;
+}
+
+/* Released request r, in the window, leaves it and stays released. */
+void rs_window_leave(struct rs_sched *s, uint32_t r, rs_time_ns now)
+{
+	rs_window_close(s, r, now);
+	s->req[r].flags |= RS_RF_LONG;
 	s->nlong++;
 }
 
@@ -52,7 +61,7 @@ size_t rs_slots_reclaim(struct rs_sched *s, rs_time_ns now, rs_time_ns max_age,
 		if (!rs_hand_out_if_old(s, r, s->req[r].t_rel, now, max_age,
 					ids, cookies, done))
 			break;
-		rs_window_leave(s, r);
+		rs_window_leave(s, r, now);
 		s->reclaimed++;
 		done++;
 	}

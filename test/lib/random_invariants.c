@@ -478,10 +478,11 @@ static void check_pacer(struct world *w)
 
 /* Liveness of the reservation (white box): after a public call returns,
  * a reserved request whose reservation holds and that has room is not
- * left queued while the window has room (it goes in the burst of
- * releases in which it first fits, however many requests arrive), unless
- * a timer is due (a measurement interval that ended inside a call that
- * does not release: the caller's rs_on_timer() releases it). */
+ * left queued while the window has room (an open slot, rs_window_open():
+ * a closed part slot is no room; it goes in the burst of releases in
+ * which it first fits, however many requests arrive), unless a timer is
+ * due (a measurement interval that ended inside a call that does not
+ * release: the caller's rs_on_timer() releases it). */
 static void check_reserved(struct world *w, const struct rs_stats *st)
 {
 	const struct rs_sched *s = w->s;
@@ -492,7 +493,8 @@ static void check_reserved(struct world *w, const struct rs_stats *st)
 		return;
 	if (s->req[s->resv].state != RS_ST_QUEUED)
 		FAIL(w, "the reserved request is not queued");
-	if (rs_res_fits(s, s->resv) && (double)st->W + 1 <= st->W_max)
+	if (rs_res_fits(s, s->resv) && (double)st->W + 1 <= st->W_max &&
+	    (double)st->W + 1 <= rs_window_open(s))
 		FAIL(w, "the reserved request fits and is still queued (W %u "
 		     "W+ %.2f)", st->W, st->W_max);
 }

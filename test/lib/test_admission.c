@@ -416,7 +416,8 @@ END_TEST
  * 0.5 W+, so a signal of its pacer adds 1 / 0.5 = 2 to W+, one slot of its
  * own (adding 1 gave it half a slot per 100-ms sample: with 4 workers on
  * the testbed the requests of a class below its share waited 3-5 times as
- * long as the others'). */
+ * long as the others'); from 0.5 to 1.5 slots, the new one is a part slot
+ * (window.c). */
 START_TEST(share_opens_a_slot_of_a_worker)
 {
 	struct rec rec = { 0 };
@@ -430,8 +431,15 @@ START_TEST(share_opens_a_slot_of_a_worker)
 	ck_assert_double_eq_tol(gstats(s).W_max, 1, 1e-12);	/* max(1, 0.5) */
 	ck_assert_int_eq(rs_flow_open(s, 0, 0, 1, NULL, 0, &f), 0);
 	full_sample(s, f, 100 * MS, 1.5);	/* W+ 1 + 2 = 3: 1.5 slots */
+	/* one whole and a part slot; the part opens once the worker has paid
+	 * for holding 1 slot for 0.5 over 100 ms: 0.05 s at 0.5 per s */
+	ck_assert_int_eq(rec.n, 1);
+	ck_assert_uint_eq(rs_next_deadline(s), 200 * MS);
+	rs_on_timer(s, 200 * MS - 1);
+	ck_assert_int_eq(rec.n, 1);
+	rs_on_timer(s, 200 * MS);
 	ck_assert_int_eq(rec.n, 2);
-	ck_assert_int_eq(rs_flow_close(s, f, 100 * MS), 0);
+	ck_assert_int_eq(rs_flow_close(s, f, 200 * MS), 0);
 	rs_free(s);
 }
 END_TEST

@@ -261,6 +261,54 @@ START_TEST(adaptive_window_follows_the_share)
 }
 END_TEST
 
+/* The slots a worker of share f holds on average over 20 s when W+ is
+ * 4, one user keeps 4 requests queued and each request ends 100 ms after
+ * its release (1-ms steps; the timer runs at its deadlines). */
+static double mean_slots_held(double f)
+{
+	static rs_time_ns released[MAXREL];
+	struct rec rec = { 0 };
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_WRC_MULT);
+	struct rs_sched *s;
+	rs_time_ns t, step = SEC / 1000, end = 20 * SEC;
+	double held = 0;
+	int stamped = 0, ended = 0, i;
+
+	cfg.initial_window = 4;
+	cfg.update_interval = 60 * SEC;		/* no regular update */
+	s = new_one_class(&cfg, &rec);
+	ck_assert_int_eq(rs_set_link_share(s, f, 0), 0);
+	for (i = 0; i < 4; i++)
+		enq(s, 0, 1, 0, 0);
+	for (t = 0; t < end; t += step) {
+		for (; stamped < rec.n; stamped++)
+			released[stamped] = t;
+		while (ended < stamped && released[ended] + SEC / 10 <= t) {
+			ck_assert_int_eq(rs_on_end(s, rec.id[ended], false, t),
+					 0);
+			ended++;
+			enq(s, 0, 1, 0, t);
+		}
+		if (rs_next_deadline(s) <= t)
+			rs_on_timer(s, t);
+		held += (double)gstats(s).W;
+	}
+	rs_free(s);
+	return held * (double)step / (double)end;
+}
+
+/* The part slot: a worker due x = f W+ slots holds floor(x) and one more
+ * x - floor(x) of the time, so the proxy's slots add up to W+ (rounded up,
+ * share 0.1 held a whole slot for 0.4 and 0.375 two for 1.5). */
+START_TEST(part_slot_follows_the_share)
+{
+	ck_assert_double_eq_tol(mean_slots_held(0.1), 0.4, 0.03);
+	ck_assert_double_eq_tol(mean_slots_held(0.375), 1.5, 0.03);
+	ck_assert_double_eq_tol(mean_slots_held(0.5), 2, 1e-9);
+	ck_assert_double_eq_tol(mean_slots_held(1), 4, 1e-9);
+}
+END_TEST
+
 /* Bounded shares (a fixed window of 4): the claim is max(f, W / 4) (f
  * while W is the one slot every busy worker has), the share min(f, what
  * was claimed) but at least the idle share; an adaptive window is not
@@ -318,6 +366,7 @@ Suite *suite_share(void)
 	tcase_add_test(tc, share_scales_the_link);
 	tcase_add_test(tc, fixed_window_claims_from_the_budget);
 	tcase_add_test(tc, adaptive_window_follows_the_share);
+	tcase_add_test(tc, part_slot_follows_the_share);
 	suite_add_tcase(s, tc);
 	return s;
 }
