@@ -774,11 +774,12 @@ void rs_window_room(struct rs_sched *s);	/* the pacer saw room */
 void rs_window_share(struct rs_sched *s);	/* a class below its share */
 void rs_window_params(struct rs_sched *s);	/* after cfg changes */
 
+/* window.c: a slot closes (the one place W falls); leave: W - 1,
+ * nlong + 1 */
+void rs_window_close(struct rs_sched *s, uint32_t r, rs_time_ns now);
+void rs_window_leave(struct rs_sched *s, uint32_t r, rs_time_ns now);
 /* slotage.c: the window list of released requests, oldest first, and
  * rs_reclaim() */
-void rs_window_close(struct rs_sched *s, uint32_t r, rs_time_ns now); /* W-1 */
-/* W - 1, nlong + 1 */
-void rs_window_leave(struct rs_sched *s, uint32_t r, rs_time_ns now);
 size_t rs_slots_reclaim(struct rs_sched *s, rs_time_ns now, rs_time_ns max_age,
 			rs_id *ids, void **cookies, size_t n);
 

@@ -17,10 +17,10 @@
  * It reuses the links of the global FIFO of waiting requests (queue.c): a
  * request leaves that FIFO when it is released, so it is never on both.
  *
- * A reclaimed request leaves the window as a long transfer does (flag
- * RS_RF_LONG, counted in nlong, W - 1) and stays RELEASED: its bytes still
- * count for its class and the caller still owes rs_on_end(), which then
- * does not touch W again. Only the slot is taken back, and the request
+ * A reclaimed request leaves the window as a long transfer does
+ * (rs_window_leave(), window.c: flag RS_RF_LONG, counted in nlong, W - 1)
+ * and stays RELEASED: its bytes still count for its class and the caller
+ * still owes rs_on_end(), which then does not touch W again. Only the slot is taken back, and the request
  * that takes it is released at once.
  *
  * Invariants (check.c, "window-list"):
@@ -29,24 +29,6 @@
  *  - along the list, t_rel never decreases.
  */
 #include "internal.h"
-
-/* Request r leaves its slot at now (it ends, or leaves the window): the
- * one place W falls, so the part slot's credit counts the W held up to
- * now first. */
-void rs_window_close(struct rs_sched *s, uint32_t r, rs_time_ns now)
-{
-	rs_slot_close(s, r);
-	rs_part_slot_update(s, now);
-	s->W--;
-}
-
-/* Released request r, in the window, leaves it and stays released. */
-void rs_window_leave(struct rs_sched *s, uint32_t r, rs_time_ns now)
-{
-	rs_window_close(s, r, now);
-	s->req[r].flags |= RS_RF_LONG;
-	s->nlong++;
-}
 
 /* rs_reclaim() (sched.c, the entry point): up to n slots at least max_age
  * old leave the window, oldest first; the caller releases in their place. */

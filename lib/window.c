@@ -299,6 +299,24 @@ void rs_window_share(struct rs_sched *s)
 		window_grow(s);
 }
 
+/* Request r leaves its slot at now (it ends, or leaves the window): the
+ * one place W falls, so the part slot's credit counts the W held up to
+ * now first. */
+void rs_window_close(struct rs_sched *s, uint32_t r, rs_time_ns now)
+{
+	rs_slot_close(s, r);
+	rs_part_slot_update(s, now);
+	s->W--;
+}
+
+/* Released request r, in the window, leaves it and stays released. */
+void rs_window_leave(struct rs_sched *s, uint32_t r, rs_time_ns now)
+{
+	rs_window_close(s, r, now);
+	s->req[r].flags |= RS_RF_LONG;
+	s->nlong++;
+}
+
 /* Released request r, in the window, hands its slot on: it leaves the
  * window (a round of slow start, as an end would be) and the freed slot
  * is released at once. */
