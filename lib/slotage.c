@@ -20,8 +20,8 @@
  * A reclaimed request leaves the window as a long transfer does
  * (rs_window_leave(), window.c: flag RS_RF_LONG, counted in nlong, W - 1)
  * and stays RELEASED: its bytes still count for its class and the caller
- * still owes rs_on_end(), which then does not touch W again. Only the slot is taken back, and the request
- * that takes it is released at once.
+ * still owes rs_on_end(), which then does not touch W again. Only the
+ * slot is taken back, and the request that takes it is released at once.
  *
  * Invariants (check.c, "window-list"):
  *  - the window list holds exactly the RELEASED requests without
