@@ -122,6 +122,8 @@ void rs_window_restart(struct rs_sched *s, const struct rs_controller_ops *old,
 	s->ctl->start(s, now);
 	if (s->ctl->adaptive && old_wmax > s->Wmax)
 		s->Wmax = rs_window_clamp(s, old_wmax);
+	s->part_t = now;	/* a fixed window counted no part slot */
+	s->part_credit = 0;
 }
 
 /* Slow start applies: an adaptive controller, in the byte-layer mode. */
@@ -199,12 +201,13 @@ static bool part_slot(const struct rs_sched *s, double *whole, double *part)
 }
 
 /* Counts part_credit up to now with the W held since part_t (called
- * before W moves). */
+ * before W moves). Only an adaptive controller has a part slot; a switch
+ * to one starts the count (rs_window_restart()). */
 void rs_part_slot_update(struct rs_sched *s, rs_time_ns now)
 {
 	double whole, part, dt;
 
-	if (now <= s->part_t)
+	if (!s->ctl->adaptive || now <= s->part_t)
 		return;
 	dt = (double)(now - s->part_t) / (double)RS_NSEC_PER_SEC;
 	s->part_t = now;

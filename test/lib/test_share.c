@@ -309,6 +309,44 @@ START_TEST(part_slot_follows_the_share)
 }
 END_TEST
 
+/* A switch from a fixed window to an adaptive one counts the part slot's
+ * credit from the switch on, not from the last count under the fixed
+ * window (which has none): share 0.375 of a fixed 8 holds 3 slots for
+ * 10 s; then wrc-mult's W+ 4 makes x 1.5. Two ends at 10.1 s leave one
+ * slot and a credit of -0.05 s (the 0.1 s held above floor(x)), so the
+ * part slot opens at 10.2 s rather than a second later. */
+START_TEST(part_slot_counts_from_a_switch)
+{
+	struct rec rec = { 0 };
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_FIXED);
+	struct rs_sched *s;
+	const char *names[] = { "c" };
+	const double weights[] = { 1 };
+	int i;
+
+	cfg.fixed_window = 8;
+	cfg.update_interval = 60 * SEC;		/* no regular update */
+	s = new_one_class(&cfg, &rec);
+	ck_assert_int_eq(rs_set_link_share(s, 0.375, 0), 0);
+	for (i = 0; i < 6; i++)
+		enq(s, 0, 1, 0, 0);
+	ck_assert_uint_eq(gstats(s).W, 3);
+	cfg = cfg_base(RS_POLICY_MSF, RS_WIN_WRC_MULT);
+	cfg.initial_window = 4;
+	cfg.update_interval = 60 * SEC;
+	ck_assert_int_eq(rs_reconfigure(s, &cfg, names, weights, 1, "c",
+					10 * SEC), 0);
+	ck_assert_uint_eq(gstats(s).W, 3);
+	ck_assert_int_eq(rs_on_end(s, rec.id[0], false, 10 * SEC + SEC / 10), 0);
+	ck_assert_int_eq(rs_on_end(s, rec.id[1], false, 10 * SEC + SEC / 10), 0);
+	ck_assert_uint_eq(gstats(s).W, 1);
+	ck_assert_uint_eq(rs_next_deadline(s), 10 * SEC + SEC / 5);
+	rs_on_timer(s, 10 * SEC + SEC / 5);
+	ck_assert_uint_eq(gstats(s).W, 2);
+	rs_free(s);
+}
+END_TEST
+
 /* Bounded shares (a fixed window of 4): the claim is max(f, W / 4) (f
  * while W is the one slot every busy worker has), the share min(f, what
  * was claimed) but at least the idle share; an adaptive window is not
@@ -367,6 +405,7 @@ Suite *suite_share(void)
 	tcase_add_test(tc, fixed_window_claims_from_the_budget);
 	tcase_add_test(tc, adaptive_window_follows_the_share);
 	tcase_add_test(tc, part_slot_follows_the_share);
+	tcase_add_test(tc, part_slot_counts_from_a_switch);
 	suite_add_tcase(s, tc);
 	return s;
 }
