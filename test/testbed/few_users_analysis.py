@@ -5,10 +5,11 @@ on the whole link", shares with few users per class).
 
   oracle   what an ideal byte scheduler could give the few-users load: a fluid
            link of rate C shared by weighted GPS among the users whose response
-           is being transferred (a class's weight split evenly among its
-           transferring users, so a user waiting for its server lends its share to
-           its own class at once, and other classes get it only when none of the
-           class transfers); closed-loop users with one request at a time: wait
+           is being transferred (a class's share, its weight times its users as
+           msf gives it, split evenly among its transferring users, so a user
+           waiting for its server lends its share to its own class at once, and
+           other classes get it only when none of the class transfers);
+           closed-loop users with one request at a time: wait
            a first-byte delay U(a, b) plus a fixed per-response overhead, then
            receive a lognormal size. No TCP: prints the class throughput ratio.
   busy     from a testbed run's RUN/MODE/requests.csv: per class, how much of
@@ -17,6 +18,7 @@ on the whole link", shares with few users per class).
            (each response's bytes spread evenly over its transfer time).
 
 Usage: few_users_analysis.py oracle [--overhead S,S] [--mu M,M] [--seconds T]
+                                   [--users N[,N,N]] [--weights W,W,W]
        few_users_analysis.py busy RUN/msf/requests.csv [--from S] [--to S]
 """
 from __future__ import annotations
@@ -37,7 +39,7 @@ class User:
     left: float         # bytes left to receive
 
 
-def oracle(weights: list[float], users: int, rate: float, delay: tuple[float, float],
+def oracle(weights: list[float], users: list[int], rate: float, delay: tuple[float, float],
            overhead: float, mu: float, sigma: float, seconds: float, seed: int
            ) -> list[float]:
     """Bytes per class over `seconds` of the fluid model (exact between events)."""
@@ -46,13 +48,14 @@ def oracle(weights: list[float], users: int, rate: float, delay: tuple[float, fl
     def wait_until(t: float) -> float:
         return t + rnd.uniform(*delay) + overhead
 
-    us = [User(c, True, wait_until(0.0), 0.0) for c in range(len(weights)) for _ in range(users)]
+    us = [User(c, True, wait_until(0.0), 0.0) for c in range(len(weights)) for _ in range(users[c])]
     got = [0.0] * len(weights)
     t = 0.0
     while t < seconds:
         busy = collections.Counter(u.cls for u in us if not u.waiting)
-        wsum = sum(weights[c] for c in busy)
-        rates = [rate * weights[u.cls] / wsum / busy[u.cls] if not u.waiting else 0.0 for u in us]
+        wsum = sum(weights[c] * users[c] for c in busy)
+        rates = [rate * weights[u.cls] * users[u.cls] / wsum / busy[u.cls]
+                 if not u.waiting else 0.0 for u in us]
         dt = min([u.until - t for u in us if u.waiting]
                  + [u.left / r for u, r in zip(us, rates) if not u.waiting])
         dt = max(dt, 1e-9)
@@ -70,13 +73,22 @@ def oracle(weights: list[float], users: int, rate: float, delay: tuple[float, fl
 
 
 def cmd_oracle(args: argparse.Namespace) -> int:
-    weights = [4.0, 2.0, 1.0]
+    weights = args.weights
+    users = args.users * len(weights) if len(args.users) == 1 else args.users
+    if len(users) != len(weights):
+        print(f"--users: one count, or one per class ({len(weights)})", file=sys.stderr)
+        return 2
+    due = [w * n / sum(v * m for v, m in zip(weights, users)) for w, n in zip(weights, users)]
+    print("weighted fair shares (weight x users): "
+          + ":".join(f"{d / due[-1]:.2f}" for d in due[:-1]) + ":1")
     for mu in args.mu:
         for o in args.overhead:
-            got = oracle(weights, args.users, args.rate, (args.delay_min, args.delay_max),
+            got = oracle(weights, users, args.rate, (args.delay_min, args.delay_max),
                          o, mu, args.sigma, args.seconds, args.seed)
             ratio = ":".join(f"{g / got[-1]:.2f}" for g in got[:-1])
-            print(f"mu {mu:.1f}  overhead {o * 1e3:4.0f} ms  gold:silver:bronze {ratio}:1")
+            err = " ".join(f"{100 * (g / sum(got) / d - 1):+.1f}" for g, d in zip(got, due))
+            print(f"mu {mu:.1f}  overhead {o * 1e3:4.0f} ms  gold:silver:bronze {ratio}:1"
+                  f"  errors % {err}")
     return 0
 
 
@@ -124,7 +136,10 @@ def main(argv: list[str] | None = None) -> int:
     o.add_argument("--sigma", type=float, default=1.6)
     o.add_argument("--delay-min", type=float, default=0.02)
     o.add_argument("--delay-max", type=float, default=0.4)
-    o.add_argument("--users", type=int, default=3, help="users per class")
+    o.add_argument("--users", type=lambda t: [int(v) for v in t.split(",")], default=[3],
+                   help="users per class: one count for every class, or a comma list")
+    o.add_argument("--weights", type=floats, default=[4.0, 2.0, 1.0],
+                   help="class weights (comma list)")
     o.add_argument("--rate", type=float, default=250e3 * 0.98, help="bytes/s (U+ x C)")
     o.add_argument("--seconds", type=float, default=3000.0)
     o.add_argument("--seed", type=int, default=1)
