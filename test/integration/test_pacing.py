@@ -374,6 +374,39 @@ def test_kept_connection_keeps_its_window(squid_factory):
         srv.stop()
 
 
+@pytest.mark.parametrize("pools", ["class", "shared"])
+def test_kept_connections_stay_with_their_class(squid_factory, pools):
+    """Six 20 KB responses one after the other from one keep-alive origin,
+    gold and bronze by turns. request_sched_server_pools class (the
+    default): a kept connection carries its last response's clamp to the
+    next, so each class reuses only its own: two server connections, each
+    reused. shared: the one idle connection serves both classes. The report
+    page names the setting."""
+    if subprocess.run(["ss", "-V"], capture_output=True).returncode != 0:
+        pytest.skip("no ss")
+    srv = SmallMssOrigin(20_000, keep_alive=True)
+    try:
+        acls = f"acl gold_src src {GOLD_SRC}\nacl bronze_src src {BRONZE_SRC}\n"
+        more = "request_sched_pacing on\n" + ("" if pools == "class" else
+                                               "request_sched_server_pools shared\n")
+        sq = squid_factory(acls=acls,
+                           sched=sched_conf(window="fixed 4", classes=(("gold", 3), ("bronze", 1)),
+                                            access=(("gold", "allow gold_src"),
+                                                    ("bronze", "allow bronze_src")),
+                                            link="16 Mbit", more=more))
+        for i in range(6):
+            src = GOLD_SRC if i % 2 == 0 else BRONZE_SRC
+            r = http_get(sq.port, srv.url(f"/pools/{pools}/{i}"), src=src)
+            assert r.ok and r.body_len == 20_000, r
+        assert sq.report().glob["server_pools"] == pools
+        conns = srv.squid_sockets()
+        print(f"server_pools {pools}: {len(conns)} server connections")
+        assert len(conns) == (2 if pools == "class" else 1), conns
+        balanced_and_closed(sq)
+    finally:
+        srv.stop()
+
+
 # --------------------------------------------------------------------------
 # (c) byte shares follow the weights; the total is U+ * C
 # --------------------------------------------------------------------------

@@ -71,6 +71,8 @@ GOOD_VARIANTS = {
                                                       "request_sched_pacing_idle_share lend"},
     "smp-affinity-none": {"request_sched_tunnels count": "request_sched_tunnels count\n"
                                                          "request_sched_smp_affinity none"},
+    "server-pools-shared": {"request_sched_tunnels count": "request_sched_tunnels count\n"
+                                                           "request_sched_server_pools shared"},
 }
 # the website gateway's policies with the server's resources (patch 35)
 RESOURCES = ("request_sched_resource cpu\nrequest_sched_resource disk 80%\n"
@@ -125,6 +127,8 @@ BAD = {
     "idle-share-extra": (None, "request_sched_pacing_idle_share keep always",
                          "request_sched_pacing_idle_share keep"),
     "smp-affinity-typo": (None, "request_sched_smp_affinity client", "request_sched_smp_affinity src"),
+    "server-pools-typo": (None, "request_sched_server_pools classes", "request_sched_server_pools class"),
+    "server-pools-extra": (None, "request_sched_server_pools class shared", "request_sched_server_pools shared"),
     "window-file-relative": (None, "request_sched_window_file reqsched.window",
                              "request_sched_window_file /var/spool/squid/reqsched.window"),
     "window-file-extra": (None, "request_sched_window_file /run/a /run/b", "request_sched_window_file none"),
@@ -142,6 +146,8 @@ BAD_MESSAGE = {
     "idle-share-missing": "missing idle share (lend or keep)",
     "idle-share-extra": "unexpected 'always'",
     "smp-affinity-typo": "unknown SMP affinity 'client' (use src or none)",
+    "server-pools-typo": "unknown server pools 'classes' (use class or shared)",
+    "server-pools-extra": "unexpected 'shared'",
     "window-file-relative": "request_sched_window_file must be an absolute path or none, got 'reqsched.window'",
     "window-file-extra": "unexpected '/run/b'",
 }
