@@ -48,14 +48,14 @@ def oracle(weights: list[float], users: list[int], rate: float, delay: tuple[flo
     def wait_until(t: float) -> float:
         return t + rnd.uniform(*delay) + overhead
 
+    share = [w * n for w, n in zip(weights, users)]     # msf: a class's weight x its users
     us = [User(c, True, wait_until(0.0), 0.0) for c in range(len(weights)) for _ in range(users[c])]
     got = [0.0] * len(weights)
     t = 0.0
     while t < seconds:
         busy = collections.Counter(u.cls for u in us if not u.waiting)
-        wsum = sum(weights[c] * users[c] for c in busy)
-        rates = [rate * weights[u.cls] * users[u.cls] / wsum / busy[u.cls]
-                 if not u.waiting else 0.0 for u in us]
+        wsum = sum(share[c] for c in busy)
+        rates = [rate * share[u.cls] / wsum / busy[u.cls] if not u.waiting else 0.0 for u in us]
         dt = min([u.until - t for u in us if u.waiting]
                  + [u.left / r for u, r in zip(us, rates) if not u.waiting])
         dt = max(dt, 1e-9)
@@ -126,6 +126,10 @@ def floats(text: str) -> list[float]:
     return [float(v) for v in text.split(",")]
 
 
+def ints(text: str) -> list[int]:
+    return [int(v) for v in text.split(",")]
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -136,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     o.add_argument("--sigma", type=float, default=1.6)
     o.add_argument("--delay-min", type=float, default=0.02)
     o.add_argument("--delay-max", type=float, default=0.4)
-    o.add_argument("--users", type=lambda t: [int(v) for v in t.split(",")], default=[3],
+    o.add_argument("--users", type=ints, default=[3],
                    help="users per class: one count for every class, or a comma list")
     o.add_argument("--weights", type=floats, default=[4.0, 2.0, 1.0],
                    help="class weights (comma list)")
