@@ -208,37 +208,44 @@ struct rs_rate {
 	double rate;
 };
 
-/* On whole cache lines (rs_line_array() allocates them so), so that the fields
- * every request of msf or rfq touches - enqueue, release, byte events,
- * end - are two cache lines of the class; sff and drr add the third.
- * The first two lines are full: a field added there pushes another out.
- * With 10,000 classes every request misses on its class. */
+/* On whole cache lines (rs_line_array() allocates them so). Line 0 holds
+ * every field of the class that byte events, rs_on_end() and the SC
+ * bookkeeping of msf and rfq (msf.c) touch, but two: aborted (cold: an
+ * aborted end) and hpos_active (line 1: the active heap, which only a
+ * class leaving msf's pool while active and a class becoming active with
+ * the pool empty touch). Line 1 holds the queues, nq and released
+ * (enqueue and release). So a request of msf or rfq touches two lines of
+ * its class, its byte events and its end line 0 alone; sff and drr add
+ * line 2. Line 0 has one byte free, line 1 none: a field added there
+ * pushes another out. With 10,000 classes every request misses on its
+ * class. */
 struct rs_class {
-	/* line 0: every byte event, every decision of msf and rfq */
+	/* line 0: byte events, ends, the SC bookkeeping of msf and rfq */
 	_Alignas(RS_LINE) uint64_t bytes;	/* scheduled + foreign */
 	uint64_t sc_pending;	/* bytes not yet folded into sc */
 	double sc;		/* service counter SC */
 	double weight;
+	uint64_t ended;
 	uint32_t sc_epoch;	/* sc is valid only in the scheduler's epoch */
 	uint32_t uc;		/* active users UC */
 	uint32_t hpos_ready;	/* position in the ready heap (nq > 0) */
-	uint32_t nq;		/* requests in the sub-queues */
 	uint32_t pending;	/* HELD + SCHEDULED */
 	uint32_t outstanding;	/* RELEASED */
+	uint8_t dirty;		/* msf/rfq: on the dirty list */
+	uint8_t in_pool;	/* msf/rfq: in the pool of msf.c */
+	uint8_t next_sub;	/* mqos: the sub-queue its pick chose (0 for
+				 * the others: every take reads it) */
+	/* line 1: the queues, every enqueue and release */
 	uint64_t released;
-	/* line 1: the queues, every enqueue, release and end */
-	uint64_t ended;
 	struct rs_subq q[RS_NSUBQ];	/* sff: [0] priority (or the only
 					 * queue), [1] best effort; mqos: one
 					 * per resource */
+	uint32_t nq;		/* requests in the sub-queues */
 	uint32_t hpos_active;	/* position in the active heap (uc > 0) */
-	uint8_t dirty;		/* on the dirty list */
-	uint8_t in_pool;	/* msf/rfq: in the pool of msf.c */
-	uint8_t sff_turn;	/* sff: sub-queue whose turn it is */
-	uint8_t next_sub;	/* mqos: the sub-queue its pick chose */
 	/* line 2: drr and sff */
 	uint8_t in_round;	/* drr: on the active round-robin list */
 	uint8_t visiting;	/* drr: quantum already added for this visit */
+	uint8_t sff_turn;	/* sff: sub-queue whose turn it is */
 	uint32_t rr_next, rr_prev;
 	double dc;		/* drr deficit counter */
 	double sff_dc[2];	/* sff group deficit counters */
@@ -260,6 +267,9 @@ struct rs_class {
 	bool dbg_active;
 #endif
 };
+_Static_assert(offsetof(struct rs_class, released) == RS_LINE &&
+	       offsetof(struct rs_class, in_round) == 2 * RS_LINE,
+	       "struct rs_class: lines 0 and 1 as the comment above says");
 
 /* Index min-heap of uint32 items; the position of each item is stored by
  * the callbacks so that any item can be fixed or removed in O(log n). */

@@ -83,17 +83,19 @@ static void refix(struct rs_sched *s, uint32_t c)
 
 /* Class c leaves the pool (its SC changed, or it went idle); an active
  * class goes into the active heap keyed by pool_sc, its SC before the
- * change (<= its SC, as the lazy heap requires). */
+ * change (<= its SC, as the lazy heap requires). An idle one does not
+ * read hpos_active (line 1 of the class: struct rs_class). */
 static void pool_leave(struct rs_sched *s, uint32_t c)
 {
 	struct rs_class *k = &s->cls[c];
 	struct rs_kent e = { s->pool_sc, 0, c };
-	uint32_t pos = k->hpos_active;
+	uint32_t pos;
 
 	k->in_pool = 0;
 	s->pool_n--;
 	if (k->uc == 0)
 		return;
+	pos = k->hpos_active;
 	if (pos == RS_NIL)
 		rs_kpush(s, RS_KH_ACTIVE, &e);
 	else if (rs_ksift_up(s, RS_KH_ACTIVE, pos, &e) == pos)	/* an old entry */
