@@ -152,6 +152,7 @@ double rs_drr_service(const struct rs_sched *s, uint32_t c)
 
 const struct rs_policy_ops rs_drr_ops = {
 	.name = "drr",
+	.reads_size = true,
 	RS_DRR_OPS,
 	.refund = drr_refund,
 	.size_known = drr_size_known,

@@ -82,7 +82,11 @@ static struct rs_est_ent *insert(struct rs_est *e, int t, uint64_t key)
 	return &set[0];
 }
 
-uint64_t rs_est_size(const struct rs_est *e, const struct rs_req_info *info)
+/* The size a request with info is charged: the caller's est_size, else
+ * (if learned, see rs_est_read()) its URL's, host's or type's history,
+ * else default_size. */
+uint64_t rs_est_size(const struct rs_est *e, const struct rs_req_info *info,
+		     bool learned)
 {
 	const struct rs_est_ent *h;
 
@@ -90,6 +94,8 @@ uint64_t rs_est_size(const struct rs_est *e, const struct rs_req_info *info)
 		return e->default_size;
 	if (info->est_size)
 		return info->est_size;
+	if (!learned)
+		return e->default_size;
 	if ((h = lookup(e, EST_URL, info->url_key)) && h->size > 0)
 		return (uint64_t)h->size;
 	if ((h = lookup(e, EST_HOST, info->host_key)) && h->size > 0)

@@ -38,6 +38,7 @@ struct rs_policy_ops {
 	uint8_t resv_passes;		/* resources: releases of others a head
 					 * without room lets pass before its
 					 * reservation holds (reservation.c) */
+	bool reads_size;		/* charges a request its est_size (drr) */
 	void (*ready)(struct rs_sched *s, uint32_t c);	/* nq 0 -> 1 */
 	void (*empty)(struct rs_sched *s, uint32_t c);	/* nq 1 -> 0 */
 	/* the class whose head goes next (charged for it), or RS_NIL */
@@ -61,6 +62,8 @@ struct rs_controller_ops {
 	bool window_from_config;	/* W+ is cfg.fixed_window (times the
 					 * link share): re-read on every
 					 * reconfigure and share change */
+	bool reads_size;		/* plans with est_size and the host's
+					 * rate and delay (rtc) */
 	void (*start)(struct rs_sched *s, rs_time_ns now);	/* W+ at start */
 	void (*release)(struct rs_sched *s, rs_time_ns now);	/* what it allows */
 	void (*interval)(struct rs_sched *s, double U);	/* update interval over */
@@ -751,7 +754,8 @@ void rs_sff_charge(struct rs_sched *s, struct rs_class *c, uint8_t sub,
 /* estimator.c */
 int rs_est_init(struct rs_est *e, uint64_t default_size);
 void rs_est_free(struct rs_est *e);
-uint64_t rs_est_size(const struct rs_est *e, const struct rs_req_info *info);
+uint64_t rs_est_size(const struct rs_est *e, const struct rs_req_info *info,
+		     bool learned);
 void rs_est_path(const struct rs_est *e, uint64_t host_key, double *rate,
 		 double *delay);
 void rs_est_learn(struct rs_est *e, const struct rs_req *r, bool size_ok,
@@ -872,6 +876,16 @@ static inline double rs_pace_rate(const struct rs_sched *s)
 	double r = rs_full_rate(s);
 
 	return s->gate.tat ? r / s->link_share : r;
+}
+
+/* Whether the configuration reads the size estimator: drr's charges, rtc's
+ * plans (sizes, the hosts' rates and delays), sff's groups. When nothing
+ * does, a request is charged default_size (or the caller's est_size), its
+ * end teaches the estimator nothing, and a caller may leave the keys of
+ * struct rs_req_info 0 (rs_reads_size_estimates()). */
+static inline bool rs_est_read(const struct rs_sched *s)
+{
+	return s->pol->reads_size || s->ctl->reads_size || s->cfg.sff;
 }
 
 /* The sub-queue of request r (new, or requeued by a reconfigure): sff's

@@ -166,6 +166,10 @@ uint64_t rs_hash(const void *data, size_t len);	/* FNV-1a, never 0 */
  * (URL -> host -> content type history, else default_size). */
 uint64_t rs_estimate_size(const struct rs_sched *s,
 			  const struct rs_req_info *info);
+/* 1 if the configured policy or controller reads size estimates (drr,
+ * sff, rtc), else 0: then the scheduler neither looks the keys up nor learns
+ * from ends, and a caller may skip hashing them (leave them 0). */
+int rs_reads_size_estimates(const struct rs_sched *s);
 
 /* Queue a request. On success *id is set and the release callback may fire
  * before this returns. info may be NULL. A queue limit refuses it with

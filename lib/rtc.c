@@ -318,6 +318,7 @@ static void rtc_rate_changed(struct rs_sched *s, double delta)
 const struct rs_controller_ops rs_rtc_ops = {
 	.name = "rtc",
 	.window = false,
+	.reads_size = true,
 	.adaptive = false,
 	.start = rs_window_start,	/* W+ is kept for a later switch */
 	.release = rtc_release,

@@ -421,7 +421,7 @@ int rs_enqueue_cost(struct rs_sched *s, int cls, uint64_t user,
 		q->host_key = info->host_key;
 		q->type_key = info->type_key;
 	}
-	q->est_size = rs_est_size(&s->est, info);
+	q->est_size = rs_est_size(&s->est, info, rs_est_read(s));
 	q->user = rs_users_get(s, (uint32_t)cls, user, now);
 	if (s->cost)
 		rs_res_set(s, r, cost);
@@ -596,7 +596,7 @@ int rs_on_end(struct rs_sched *s, rs_id id, bool aborted, rs_time_ns now)
 			rate = (double)q->bytes * RS_NSEC_PER_SEC /
 			       (double)(now - q->t_first);
 	}
-	if (!aborted)
+	if (!aborted && rs_est_read(s))
 		rs_est_learn(&s->est, q, true, rate, delay);
 	if (q->flags & RS_RF_LONG) {
 		s->nlong--;	/* already out of the window */
@@ -712,7 +712,12 @@ size_t rs_reclaim(struct rs_sched *s, rs_time_ns now, rs_time_ns max_age,
 uint64_t rs_estimate_size(const struct rs_sched *s,
 			  const struct rs_req_info *info)
 {
-	return s ? rs_est_size(&s->est, info) : 0;
+	return s ? rs_est_size(&s->est, info, rs_est_read(s)) : 0;
+}
+
+int rs_reads_size_estimates(const struct rs_sched *s)
+{
+	return s && rs_est_read(s);
 }
 
 /* ---- statistics ---- */

@@ -223,6 +223,50 @@ START_TEST(estimator_learning)
 }
 END_TEST
 
+/* Only drr, sff and rtc read size estimates; under msf and rfq a request is
+ * charged default_size (or the caller's est_size) and teaches nothing. */
+START_TEST(estimator_only_when_read)
+{
+	static const struct {
+		enum rs_policy p;
+		enum rs_controller w;
+		bool sff;
+		int reads;
+	} want[] = {
+		{ RS_POLICY_MSF, RS_WIN_FIXED, false, 0 },
+		{ RS_POLICY_RFQ, RS_WIN_WRC_MULT, false, 0 },
+		{ RS_POLICY_MSF, RS_WIN_FIXED, true, 1 },
+		{ RS_POLICY_DRR, RS_WIN_FIXED, false, 1 },
+		{ RS_POLICY_MSF, RS_WIN_RTC, false, 1 },
+	};
+	struct rs_req_info i1 = { 11, 100, 7, 0 };
+	struct rec rec = { 0 };
+	size_t k;
+	rs_id id;
+
+	ck_assert_int_eq(rs_reads_size_estimates(NULL), 0);
+	for (k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+		struct rs_config cfg = cfg_base(want[k].p, want[k].w);
+		struct rs_sched *s;
+
+		cfg.fixed_window = 10;
+		cfg.sff = want[k].sff;
+		s = rs_new(&cfg, rec_release, &rec);
+		rs_class_add(s, "A", 1);
+		ck_assert_int_eq(rs_reads_size_estimates(s), want[k].reads);
+		rs_enqueue(s, 0, 1, &i1, NULL, 0, &id);
+		rs_on_bytes(s, id, 5000, 1);
+		rs_on_end(s, id, false, 2);
+		ck_assert_uint_eq(rs_estimate_size(s, &i1),
+				  want[k].reads ? 5000 : 27656);
+		i1.est_size = 42;
+		ck_assert_uint_eq(rs_estimate_size(s, &i1), 42);
+		i1.est_size = 0;
+		rs_free(s);
+	}
+}
+END_TEST
+
 /* Bounded memory: 100,000 URLs fit in fixed tables; recent ones survive. */
 static void ignore_release(void *ctx, rs_id id, void *cookie)
 {
@@ -442,6 +486,7 @@ Suite *suite_drr(void)
 	tcase_add_test(tc, drr_debt_and_skip);
 	tcase_add_test(tc, estimator_learning);
 	tcase_add_test(tc, estimator_bounded);
+	tcase_add_test(tc, estimator_only_when_read);
 	tcase_add_test(tc, sff_priority_best_effort_split);
 	tcase_add_test(tc, sff_no_starvation);
 	tcase_add_test(tc, sff_flow_timeout);
