@@ -112,5 +112,6 @@ def test_mgr_proxy_merges_smp_workers():
     assert d["classes"] == [{"name": "gold", "weight": 4.0, "users": 2.0, "bytes": 1300.0,
                              "service": 2.5}]
     assert d["smp_kids"] == 2
+    assert d["kids"]["2"]["global"]["W"] == 1 and d["kids"]["1"]["classes"][0]["bytes"] == 1000
     one = "W: 2\nclass: name=gold weight=4 bytes=5\n"
     assert parse_mgr_proxy(one) == parse_mgr_page(one)

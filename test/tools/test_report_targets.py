@@ -78,6 +78,27 @@ def test_byte_layer_intervals_dedupe_and_old_squid():
     assert report.summarize_intervals([]) is None
 
 
+def test_worker_split_reads_against_the_weighted_due():
+    """Two workers, 10 s: kid 1 has a gold user (weight 4) and a bronze user
+    (1), kid 2 a bronze user. They read 640 + 240 and 120 kbit/s of 1 Mbit/s:
+    per user the due is w / (4 + 1 + 1) of it, so gold 667, each bronze 167."""
+    def kid(share, gold, bronze, gb, bb):
+        return {"global": {"link_share": share, "W": 2, "W_max": 2.5},
+                "classes": [{"name": "gold", "users": gold, "bytes": gb},
+                            {"name": "bronze", "users": bronze, "bytes": bb}]}
+    mgr = [{"t_epoch": 100.0 + t,
+            "kids": {"1": kid(0.8, 1, 1, 80_000 * t, 30_000 * t),
+                     "2": kid(0.2, 0, 1, 0, 15_000 * t)}} for t in range(11)]
+    w = report.worker_split(mgr, 100.0, 0.0, 10.0, {"gold": 4, "bronze": 1})
+    assert [x["kid"] for x in w] == [1, 2]
+    assert w[0]["link_share"] == pytest.approx(0.8) and w[0]["W_max"] == pytest.approx(2.5)
+    g, b1, b2 = w[0]["classes"]["gold"], w[0]["classes"]["bronze"], w[1]["classes"]["bronze"]
+    assert (g["bps"], b1["bps"], b2["bps"]) == (640_000, 240_000, 120_000)
+    assert g["due_bps"] == round(1e6 * 4 / 6) and b1["due_bps"] == b2["due_bps"] == round(1e6 / 6)
+    assert w[1]["classes"]["gold"] == {"users": 0.0, "bps": 0, "due_bps": 0}
+    assert report.worker_split([{"t_epoch": 100.0, "global": {}}], 100.0, 0.0, 10.0, {}) == []
+
+
 def make_mode(root, mode, t0, lat_small_ms, drops, restart=None, mgr=None, cbr=False):
     m = root / mode
     m.mkdir()

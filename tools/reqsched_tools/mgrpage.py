@@ -80,7 +80,8 @@ def parse_mgr_proxy(text: str) -> dict[str, Any]:
     """The whole proxy: parse_mgr_page() of a one-process Squid's page, or of
     an SMP Squid's answer the workers' pages merged: the additive keys summed
     (per class too, but weight and service), U weighted by each worker's
-    link_share, the other keys as the first worker has them."""
+    link_share, the other keys as the first worker has them; "kids" keeps
+    each worker's global keys and classes by kid number."""
     kids = parse_mgr_kids(text)
     if not kids:
         return parse_mgr_page(text)
@@ -107,4 +108,7 @@ def parse_mgr_proxy(text: str) -> dict[str, Any]:
                     m[k] = float(m.get(k, 0)) + v
     merged["classes"] = list(by_name.values())
     merged["smp_kids"] = len(pages)
+    # each worker's own counters, for the report's split by worker
+    merged["kids"] = {str(k): {"global": kids[k]["global"], "classes": kids[k]["classes"]}
+                      for k in sorted(kids)}
     return merged

@@ -294,6 +294,53 @@ def byte_layer_intervals(mgr: list[dict], t0: float, lo: float, hi: float) -> li
     return out
 
 
+def worker_split(mgr: list[dict], t0: float, lo: float, hi: float,
+                 weight_of: dict[str, float]) -> list[dict]:
+    """SMP: per worker, from the kids of the report pages in the window, the
+    means of link_share, W and W+ (W_max), and per class the mean users, the
+    bit/s it read and the bit/s those users were due by weight per user (msf's
+    fairness): the bytes all workers read, split as w_c over the sum of w x
+    users of the whole proxy, times the worker's users of the class. Empty
+    with one worker (no kids)."""
+    rows = [m for m in mgr if m.get("kids") and lo <= m["t_epoch"] - t0 <= hi]
+    if len(rows) < 2:
+        return []
+    first, last = rows[0], rows[-1]
+    span = last["t_epoch"] - first["t_epoch"]
+    if span <= 0:
+        return []
+
+    def classes(m: dict, kid: str) -> dict[str, dict]:
+        return {str(c["name"]): c for c in m["kids"].get(kid, {}).get("classes", [])}
+
+    out = []
+    for kid in sorted(last["kids"], key=int):
+        seen = [m["kids"][kid] for m in rows if kid in m["kids"]]
+        w: dict[str, Any] = {"kid": int(kid)}
+        for k in ("link_share", "W", "W_max"):
+            xs = [x for x in (fnum(p["global"].get(k)) for p in seen) if x is not None]
+            w[k] = round(metrics.mean(xs), 3) if xs else None
+        w["classes"] = {}
+        before, after = classes(first, kid), classes(last, kid)
+        for name, c in after.items():
+            b0 = fnum(before.get(name, {}).get("bytes")) or 0.0
+            users = [fnum(classes(m, kid).get(name, {}).get("users")) or 0.0 for m in rows]
+            w["classes"][name] = {"users": round(metrics.mean(users), 3),
+                                  "bps": round(((fnum(c.get("bytes")) or 0.0) - b0) * 8 / span)}
+        out.append(w)
+    total = sum(c["bps"] for w in out for c in w["classes"].values())
+    users_of: dict[str, float] = {}
+    for w in out:
+        for name, c in w["classes"].items():
+            users_of[name] = users_of.get(name, 0.0) + c["users"]
+    denom = sum(weight_of.get(n, 1.0) * u for n, u in users_of.items())
+    for w in out:
+        for name, c in w["classes"].items():
+            c["due_bps"] = (round(total * weight_of.get(name, 1.0) * c["users"] / denom)
+                            if denom > 0 else None)
+    return out
+
+
 def summarize_intervals(rows: list[dict]) -> Optional[dict[str, Any]]:
     if not rows:
         return None
@@ -434,6 +481,7 @@ def analyse_mode(run_dir: str, mode: str, sc: dict) -> dict[str, Any]:
     ls = link_stats(mdir, t0 + lo, t0 + hi, link_bps)
     mgr = load_mgr(mdir)
     intervals = byte_layer_intervals(mgr, t0, lo, hi)
+    workers = worker_split(mgr, t0, lo, hi, weight_of)
 
     # cross traffic: the same numbers for the CBR on and off periods separately
     periods = {}
@@ -536,6 +584,7 @@ def analyse_mode(run_dir: str, mode: str, sc: dict) -> dict[str, Any]:
         "restart": restart,
         "byte_layer": summarize_intervals(intervals),
         "byte_layer_intervals": intervals,
+        "workers": workers,
         "small_object_bytes": small_limit,
         "parse_skipped": stats.skipped,
         "_latencies_ms": all_lat,
@@ -669,6 +718,22 @@ def table(results: list[dict], sc: dict, run_dir: str, idle: Optional[dict] = No
                 f"{fmt(b['window_bytes'] / 1024 if b['window_bytes'] is not None else None, '.0f')}"
                 f"  flows {fmt(b['flows'], '.1f')} ({fmt(b['flows_waiting'], '.1f')})"
                 f"  counter {b.get('link_counter_state') or '-'}  ({b['intervals']} intervals)")
+    if any(r.get("workers") for r in results):
+        lines.append("")
+        lines.append("SMP workers (mgr:request_sched of each kid, means in the window): link_share, W, W+; "
+                     "per class: users, kbit/s read / due by weight per user (error)")
+        for r in results:
+            for w in r.get("workers") or []:
+                cells = []
+                for name, c in w["classes"].items():
+                    if not c["users"] and not c["bps"]:
+                        continue
+                    due = c.get("due_bps")
+                    err = f" ({(c['bps'] / due - 1) * 100:+.0f}%)" if due else ""
+                    cells.append(f"{name} {c['users']:.1f} {c['bps'] / 1e3:.0f}/"
+                                 f"{fmt(due / 1e3 if due else None, '.0f')}{err}")
+                lines.append(f"  {r['mode']:<12} kid{w['kid']} share {fmt(w['link_share'], '.3f')} "
+                             f"W {fmt(w['W'], '.2f')} W+ {fmt(w['W_max'], '.2f')} | " + "; ".join(cells))
     if any(r.get("phases") for r in results):
         names = [c["name"] for c in sc["classes"]]
         lines.append("")
