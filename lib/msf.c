@@ -9,8 +9,9 @@
  * The selection takes the class with the minimum SC among classes with
  * queued requests (the "ready" heap); ties go to the largest w_i * UC_i.
  * A class that becomes active (UC_i 0 -> 1) restarts at the minimum SC of
- * the active classes (the "active" heap, UC > 0); when every class is idle
- * all SCs are reset to 0 (lazily: sc_epoch changes and stale SCs read 0).
+ * the active classes (the "active" heap, UC > 0), or keeps its own SC if
+ * that is larger (activate()); when every class is idle all SCs are reset
+ * to 0 (lazily: sc_epoch changes and stale SCs read 0).
  *
  * Byte events only add to sc_pending and put the class on the dirty list
  * (O(1), no allocation); the pending bytes are folded into SC before any
@@ -174,16 +175,31 @@ static double active_min_sc(struct rs_sched *s)
 static void activate(struct rs_sched *s, uint32_t c)
 {
 	struct rs_class *k = &s->cls[c];
+	double min_sc;
 
-	rs_sc_flush(s);
-	/* MSF-RS Fig. 3: if (UC_i = 0) SC_i <- GetMinSC() */
+	rs_sc_flush(s);		/* k->sc_pending is 0 from here */
 	if (s->pool_n)
-		k->sc = s->pool_sc;
+		min_sc = s->pool_sc;
 	else if (s->nactive)
-		k->sc = active_min_sc(s);
+		min_sc = active_min_sc(s);
 	else
-		k->sc = 0;
-	k->sc_pending = 0;
+		min_sc = 0;
+	/* MSF-RS Fig. 3: if (UC_i = 0) SC_i <- GetMinSC(), which the paper
+	 * gives so that a long-idle class does not come back far below the
+	 * others; but never below the SC the class has in this epoch. A class
+	 * whose only user is between two requests (a backlogged user, alone
+	 * in its class or its SMP worker) would else come back at the minimum
+	 * at every request and win the tie (larger w*UC) against a class
+	 * that has waited at that minimum all along: starved. Such a class
+	 * keeps its SC and its active heap entry (key <= SC: SCs do not
+	 * fall within an epoch), or gets a new one. */
+	if (k->sc_epoch == s->sc_epoch && k->sc > min_sc) {
+		s->nactive++;
+		if (k->hpos_active == RS_NIL)
+			kpush(s, RS_KH_ACTIVE, c);
+		return;
+	}
+	k->sc = min_sc;
 	k->sc_epoch = s->sc_epoch;
 	s->pool_sc = k->sc;
 	s->pool_n++;

@@ -710,7 +710,8 @@ static void ev_enqueue(struct world *w)
 	}
 	take(w, &before);
 	/* MSF-RS: a class becoming active starts at the minimum SC of the
-	 * active classes (0 when none is active) */
+	 * active classes (0 when none is active), or keeps its own SC of this
+	 * epoch if that is larger (msf.c, activate()) */
 	if (cls >= 0 && cls < w->ncls) {
 		idle_class = before.c[cls].active_users == 0;
 		for (int c = 0; c < w->ncls; c++)
@@ -760,10 +761,13 @@ static void ev_enqueue(struct world *w)
 	if (idle_class && sc_policy(w->cfg.policy)) {
 		struct rs_class_stats cs;
 
+		double want_sc = fmax(before.c[cls].service, min_active);
+
 		rs_get_class_stats(w->s, cls, &cs);
-		if (cs.service != min_active)
-			FAIL(w, "class %d restarted at SC %.6f, min active %.6f",
-			     cls, cs.service, min_active);
+		if (cs.service != want_sc)
+			FAIL(w, "class %d restarted at SC %.6f, min active %.6f, "
+			     "its own %.6f", cls, cs.service, min_active,
+			     before.c[cls].service);
 	}
 	if (r->id != 0 && r->id != id)
 		FAIL(w, "released id differs from the returned id");

@@ -240,17 +240,17 @@ END_TEST
 
 /*
  * A pooled class whose SC changes leaves the pool into the active heap
- * and must be ordered against the heap classes; a class with an old
- * entry (key above its new SC) must have that entry lowered.
- * Weights 1, window 100:
+ * and must be ordered against the heap classes; a returning class whose
+ * SC is above the minimum keeps it and its old entry. Weights 1, window
+ * 100:
  *   A, B join at 0; bytes A 900, B 300
  *   C joins at min(900, 300) = 300 (A, B keys now exact: 900, 300)
  *   bytes C 200 (C 500, pooled); B ends (idle, entry key 300)
  *   D joins: C leaves the pool with key 300; min(A 900, C 500) = 500
- *   A ends (idle, entry key 900); A returns at the pool SC 500 (D pooled)
- *   bytes A 100 (A 600), D 300 (D 800), C 400 (C 900)
- *   E joins: A's old entry 900 must drop to <= 600 and D enters the
- *   heap: min(A 600, C 900, D 800) = 600.
+ *   A ends (idle, entry key 900); A returns above the pool SC 500 (D
+ *   pooled): it keeps 900 and its entry
+ *   bytes A 100 (A 1000), D 300 (D 800), C 400 (C 900)
+ *   E joins: D enters the heap: min(A 1000, C 900, D 800) = 800.
  */
 START_TEST(sc_pooled_class_ordered_against_heap)
 {
@@ -271,28 +271,33 @@ START_TEST(sc_pooled_class_ordered_against_heap)
 	ck_assert_double_eq_tol(service(s, 3), 500, 1e-9);
 	rs_on_end(s, a, false, 5);
 	a = enq(s, 0, 1, 0, 6);
-	ck_assert_double_eq_tol(service(s, 0), 500, 1e-9);
+	ck_assert_double_eq_tol(service(s, 0), 900, 1e-9);
 	rs_on_bytes(s, a, 100, 7);
 	rs_on_bytes(s, d, 300, 7);
 	rs_on_bytes(s, c, 400, 7);
 	enq(s, 4, 5, 0, 8);
-	ck_assert_double_eq_tol(service(s, 0), 600, 1e-9);
+	ck_assert_double_eq_tol(service(s, 0), 1000, 1e-9);
 	ck_assert_double_eq_tol(service(s, 2), 900, 1e-9);
 	ck_assert_double_eq_tol(service(s, 3), 800, 1e-9);
-	ck_assert_double_eq_tol(service(s, 4), 600, 1e-9);
+	ck_assert_double_eq_tol(service(s, 4), 800, 1e-9);
 	rs_free(s);
 }
 END_TEST
 
 /*
- * A class that returns while its old active-heap entry (key 1000) sits
- * below exact keys of other classes: when it leaves the pool its entry
- * is lowered to the pool SC and must rise above them, else a minimum read
- * from the top misses it. Weights 1, window 100; classes Q P A X D E:
+ * A class that returns after every class went idle (a new epoch) starts
+ * at the minimum although its old active-heap entry has key 1000; that
+ * entry sits
+ * below exact keys of other classes and must rise when its class leaves
+ * the pool, else a minimum read from the top misses it. Weights 1,
+ * window 100; classes Q P A X D E:
  *   Q, P, A, X join at 0; bytes Q 100, P 900, A 1000, X 950
  *   D joins at min = 100 (the read makes every key exact: Q 100 on top,
  *   A's 1000 below X's 950); D ends at once (idle, the pool is empty)
- *   A ends, returns at min(Q 100, P 900, X 950) = 100, alone in the pool
+ *   all of them end: every SC resets (new epoch); the old entries stay
+ *   Q, P, X return at 0 (pooled); bytes Q 100, P 900, X 950
+ *   A returns at min(Q 100, P 900, X 950) = 100 (its 1000 is of the old
+ *   epoch), alone in the pool
  *   bytes A 50 (A 150), Q 500 (Q 600)
  *   E joins: min(Q 600, P 900, X 950, A 150) = 150 (not Q's 600).
  */
@@ -314,13 +319,55 @@ START_TEST(sc_returning_class_entry_rises)
 	d = enq(s, 4, 5, 0, 2);
 	ck_assert_double_eq_tol(service(s, 4), 100, 1e-9);
 	rs_on_end(s, d, false, 3);
+	rs_on_end(s, q, false, 4);
+	rs_on_end(s, p, false, 4);
 	rs_on_end(s, a, false, 4);
+	rs_on_end(s, x, false, 4);
+	q = enq(s, 0, 1, 0, 5);
+	p = enq(s, 1, 2, 0, 5);
+	x = enq(s, 3, 4, 0, 5);
+	rs_on_bytes(s, q, 100, 5);
+	rs_on_bytes(s, p, 900, 5);
+	rs_on_bytes(s, x, 950, 5);
 	a = enq(s, 2, 3, 0, 5);
 	ck_assert_double_eq_tol(service(s, 2), 100, 1e-9);
 	rs_on_bytes(s, a, 50, 6);
 	rs_on_bytes(s, q, 500, 6);
 	enq(s, 5, 6, 0, 7);
 	ck_assert_double_eq_tol(service(s, 5), 150, 1e-9);
+	rs_free(s);
+}
+END_TEST
+
+/*
+ * A class that idles for a moment keeps the SC it has: gold (weight 3) and
+ * bronze (1), one user each, window 1. Gold reads 3000 (SC 1000) and ends;
+ * bronze, queued all along at SC 0, goes out; gold's user asks again at
+ * once. With MSF-RS's literal reset gold would come back at the minimum
+ * (bronze's 0) and win every tie by its larger w*UC; a worker holding one
+ * slot then starved bronze for a whole run (testbed, mid-link, 4 workers).
+ */
+START_TEST(sc_returning_class_keeps_its_service)
+{
+	const double w[2] = { 3, 1 };
+	struct rec rec = { 0 };
+	struct rs_sched *s = sc_sched(sc_policy[_i], 1, &rec, w, 2);
+	rs_id g, b;
+
+	g = enq(s, 0, 1, 0, 0);
+	b = enq(s, 1, 2, 0, 0);
+	ck_assert_int_eq(rec.n, 1);
+	rs_on_bytes(s, g, 3000, 1);
+	rs_on_end(s, g, false, 2);
+	ck_assert_int_eq(rec.n, 2);
+	ck_assert(rec.id[1] == b);
+	g = enq(s, 0, 1, 0, 3);
+	ck_assert_double_eq_tol(service(s, 0), 1000, 1e-9);
+	ck_assert_double_eq_tol(service(s, 1), 0, 1e-9);
+	rs_on_bytes(s, b, 500, 4);
+	rs_on_end(s, b, false, 5);
+	ck_assert_int_eq(rec.n, 3);
+	ck_assert(rec.id[2] == g);
 	rs_free(s);
 }
 END_TEST
@@ -471,6 +518,7 @@ Suite *suite_msf(void)
 	tcase_add_test(tc, msf_backlogged_shares);
 	tcase_add_loop_test(tc, sc_idle_class_restarts_at_active_min, 0, 2);
 	tcase_add_loop_test(tc, sc_pooled_class_ordered_against_heap, 0, 2);
+	tcase_add_loop_test(tc, sc_returning_class_keeps_its_service, 0, 2);
 	tcase_add_loop_test(tc, sc_returning_class_entry_rises, 0, 2);
 	tcase_add_loop_test(tc, sc_activations_in_a_row, 0, 2);
 	tcase_add_test(tc, msf_ties_to_largest_wuc);
