@@ -305,8 +305,7 @@ def worker_split(mgr: list[dict], t0: float, lo: float, hi: float,
     rows = [m for m in mgr if m.get("kids") and lo <= m["t_epoch"] - t0 <= hi]
     if len(rows) < 2:
         return []
-    first, last = rows[0], rows[-1]
-    span = last["t_epoch"] - first["t_epoch"]
+    span = rows[-1]["t_epoch"] - rows[0]["t_epoch"]
     if span <= 0:
         return []
 
@@ -314,17 +313,18 @@ def worker_split(mgr: list[dict], t0: float, lo: float, hi: float,
         return {str(c["name"]): c for c in m["kids"].get(kid, {}).get("classes", [])}
 
     out = []
-    for kid in sorted(last["kids"], key=int):
+    for kid in sorted(rows[-1]["kids"], key=int):
         seen = [m["kids"][kid] for m in rows if kid in m["kids"]]
         w: dict[str, Any] = {"kid": int(kid)}
         for k in ("link_share", "W", "W_max"):
             xs = [x for x in (fnum(p["global"].get(k)) for p in seen) if x is not None]
             w[k] = round(metrics.mean(xs), 3) if xs else None
         w["classes"] = {}
-        before, after = classes(first, kid), classes(last, kid)
+        maps = [classes(m, kid) for m in rows]   # each page's classes, once
+        before, after = maps[0], maps[-1]
         for name, c in after.items():
             b0 = fnum(before.get(name, {}).get("bytes")) or 0.0
-            users = [fnum(classes(m, kid).get(name, {}).get("users")) or 0.0 for m in rows]
+            users = [fnum(cm.get(name, {}).get("users")) or 0.0 for cm in maps]
             w["classes"][name] = {"users": round(metrics.mean(users), 3),
                                   "bps": round(((fnum(c.get("bytes")) or 0.0) - b0) * 8 / span)}
         out.append(w)
