@@ -401,6 +401,7 @@ double rs_window_max(const struct rs_sched *s);
  *   rs_share_sample(s, now, users, &rows[self]);   its own row
  *   f = rs_share_of(s, rows, nworkers, self);       every row
  *   rs_set_link_share(s, f, now);
+ *   rs_share_window(s, rows, nworkers, now);         one W+ for the proxy
  * rs_share_sample() fills users[rs_class_count(s)] with each class's users
  * (a request queued or outstanding, or a flow open) and points row->users
  * at it. rs_share_of() reads only the rows (the same table gives every
@@ -418,6 +419,9 @@ struct rs_share_row {
 					 * sample, or it is waking up (no
 					 * sample for a second, or no users at
 					 * the previous one) */
+	double share;			/* its share of the link at the sample */
+	double window_max;		/* an adaptive controller's W+ in the
+					 * proxy's units; 0 otherwise */
 };
 int rs_share_sample(struct rs_sched *s, rs_time_ns now, uint32_t *users,
 		    struct rs_share_row *row);
@@ -444,6 +448,15 @@ double rs_share_claim(const struct rs_sched *s, double f);
 double rs_share_granted(const struct rs_sched *s, double f, double claimed,
 			unsigned n);
 int rs_set_link_share(struct rs_sched *s, double share, rs_time_ns now);
+/* One adaptive window for the proxy: W+ becomes the mean of the n rows'
+ * W+ weighted by their shares (the proxy's slots, sum f_j W+_j, over the
+ * shares they were held at), so that every worker holds its share of one
+ * window. Each worker's controller still moves its own W+ between two
+ * updates (its signals are its own); the mean keeps the workers' views of
+ * the proxy's window from drifting apart. A fixed window or rtc, or no row
+ * with an adaptive W+: nothing changes. */
+int rs_share_window(struct rs_sched *s, const struct rs_share_row *rows,
+		    unsigned n, rs_time_ns now);
 /* Shared byte gates (the byte layer, gate.c): the workers' pacers read
  * through one gate per class and one for the proxy, so that a class's share
  * holds whichever worker serves its users. gates: RS_SHARE_GATES(classes)

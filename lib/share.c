@@ -63,6 +63,16 @@
  * windows and rtc are not bounded (claim 0): their bytes are bounded by
  * the pacers, an adaptive window's slots follow the share (max(1, f W+)),
  * and a worker waking up takes its share at once.
+ *
+ * One adaptive window (rs_share_window()): every worker's controller moves
+ * its own W+ by its own U and signals, and the U of the workers differ (a
+ * link counter's bytes are split by share, so a worker that reads less
+ * than its share sees the rest as cross traffic), so their W+ drift apart.
+ * At every update a worker's W+ becomes the mean of the live rows' W+
+ * weighted by their shares: sum_j f_j W+_j / sum_j f_j, the proxy's slots
+ * over the shares that hold them. With shares adding up to 1 the update
+ * keeps the proxy's slots and splits them by the new shares. A row that
+ * is not an adaptive sample (W+ 0) does not count.
  */
 #include "internal.h"
 
@@ -131,6 +141,8 @@ int rs_share_sample(struct rs_sched *s, rs_time_ns now, uint32_t *users,
 		    (rs_link_Bps(s) / s->link_share) : 0;
 	row->held = held_of(s);
 	row->limited = limited_of(s, now);
+	row->share = s->link_share;
+	row->window_max = s->ctl->adaptive ? s->Wmax : 0;
 	s->share_t = now;
 	s->share_mark = s->bytes;
 	s->share_users = total > 0;
@@ -356,6 +368,36 @@ int rs_set_link_share(struct rs_sched *s, double share, rs_time_ns now)
 		s->ctl->start(s, now);	/* the fixed window of the new share */
 	rs_try_release(s, now);
 	rs_check(s, "rs_set_link_share");
+	return 0;
+}
+
+int rs_share_window(struct rs_sched *s, const struct rs_share_row *rows,
+		    unsigned n, rs_time_ns now)
+{
+	double slots = 0, shares = 0;
+	unsigned i;
+	int err = rs_entry_err(s);
+
+	if (err)
+		return err;
+	if (!rows || !n || n > RS_SHARE_MAX_WORKERS)
+		return RS_EINVAL;
+	if (!s->ctl->adaptive)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (!(rows[i].window_max >= 1 && rows[i].share > 0 &&
+		      rows[i].share <= 1))
+			continue;	/* not adaptive, or not a sample */
+		slots += rows[i].share * rows[i].window_max;
+		shares += rows[i].share;
+	}
+	if (shares <= 0)
+		return 0;
+	rs_advance(s, now);
+	rs_part_slot_update(s, now);	/* the credit up to now at the old W+ */
+	s->Wmax = rs_window_clamp(s, slots / shares);
+	rs_try_release(s, now);
+	rs_check(s, "rs_share_window");
 	return 0;
 }
 

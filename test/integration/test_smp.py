@@ -219,6 +219,32 @@ def test_fixed_window_holds_for_the_whole_proxy(squid_factory, origin):
     assert max(claimed for _, _, claimed in samples) >= 0.9, samples   # the budget is in use
 
 
+def test_one_adaptive_window_for_the_proxy(squid_factory, origin):
+    """wrc-mult with 2 workers: kid1's gold user keeps 16 slow requests
+    queued (1 s each, 100 bytes), so kid1 reads almost nothing of its share
+    and its controller keeps growing its W+; kid2's bronze user reads two
+    bulk downloads at its share, so kid2's does not grow. Each worker's W+
+    is the proxy's window (patch 55, libreqsched's rs_share_window(): the
+    rows' W+ weighted by their shares), so the two rows' W+ agree but for
+    what a worker's own controller moved since its last update."""
+    with SmpSquid(squid_factory, 2, window="wrc-mult") as smp:
+        gold = _slow_requests(smp.ports[1], GOLD_SRC, origin, "gold-w", 16, 1000)
+        readers = [Reader(smp.ports[2], BRONZE_SRCS[0], url=origin.url(f"/smp-o/bronze/{i}", size="200m"))
+                   for i in range(2)]
+        time.sleep(4.0)
+        ratios = []
+        for _ in range(12):
+            rows = {int(w["kid"]): float(w["proxy_W_max"]) for w in smp.pages()[1]["workers"]}
+            ratios.append(rows[1] / max(rows[2], 1e-9))
+            time.sleep(0.25)
+        for r in readers:
+            r.stop()
+        res = gold.join(60)
+    print("kid1 / kid2 W+ in the proxy's units:", [round(r, 2) for r in ratios])
+    assert all(r.ok for r in res), [r for r in res if not r.ok][:3]
+    assert 0.67 <= statistics.median(ratios) <= 1.5, ratios
+
+
 def test_an_idle_worker_shows_the_idle_share_from_the_start(squid_factory):
     """A worker that has had no request yet schedules the idle share (5 % of
     1/N) from its start, and its page says so: W+ 1 of a fixed window of 4,

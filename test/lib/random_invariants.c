@@ -1318,6 +1318,32 @@ static void share_gates(struct world *w, struct rs_share_row *mine)
 		FAIL(w, "share gates");
 }
 
+/* One window for the proxy, beside a phantom second worker of a random
+ * share and W+ (1 in 4 not adaptive): an adaptive W+ becomes the mean of
+ * the two rows' W+ weighted by their shares, within [1, max_window]; any
+ * other window does not move. */
+static void share_window(struct world *w, const struct rs_share_row *mine)
+{
+	struct rs_share_row rows[2] = { *mine, *mine };
+	double before = rs_window_max(w->s), want = before, slots, shares;
+
+	rows[1].share = (double)(1 + below(w, 1000)) / 1000;
+	rows[1].window_max = below(w, 4) ? 1 + (double)below(w, 4000) / 100 : 0;
+	if (w->s->ctl->adaptive && mine->window_max >= 1) {
+		slots = mine->share * mine->window_max;
+		shares = mine->share;
+		if (rows[1].window_max >= 1) {
+			slots += rows[1].share * rows[1].window_max;
+			shares += rows[1].share;
+		}
+		want = rs_window_clamp(w->s, slots / shares);
+	}
+	if (rs_share_window(w->s, rows, 2, w->now))
+		FAIL(w, "share window");
+	if (fabs(rs_window_max(w->s) - want) > 1e-9 * want)
+		FAIL(w, "share window: W+ %g, not %g (was %g)", rs_window_max(w->s), want, before);
+}
+
 /* An SMP worker's update: sample its row, take a new share of the link
  * (1 in 8: a share out of range, refused without a change); and the
  * shares of random tables. */
@@ -1362,6 +1388,7 @@ static void ev_share(struct world *w)
 		FAIL(w, "set link share %g", share);
 	if (gstats_share(w) != share)
 		FAIL(w, "link share not taken");
+	share_window(w, &row);
 	share_gates(w, &row);
 }
 

@@ -77,7 +77,7 @@ static void run_two(bool gates, struct slow_reader *slow, bool gold_reads,
 	struct rec ra = { 0 }, rb = { 0 };
 	struct rs_sched *a = new_worker(&ra), *b = new_worker(&rb);
 	uint32_t ua[] = { 1, 1 }, ub[] = { 1, 0 };
-	struct rs_share_row rows[] = { { ua, 0, 0, true }, { ub, 0, 0, true } };
+	struct rs_share_row rows[] = { { ua, 0, 0, true, 0, 0 }, { ub, 0, 0, true, 0, 0 } };
 	uint64_t table[RS_SHARE_GATES(2)] = { 0 };
 	rs_flow fs, fb, fg;
 	rs_time_ns now = 0, tick = 0;
@@ -198,7 +198,7 @@ START_TEST(gates_follow_the_class_set)
 	struct rec ra = { 0 };
 	struct rs_sched *a = new_worker(&ra);
 	uint32_t ua[] = { 1, 1 }, ub[] = { 1, 0 };
-	struct rs_share_row rows[] = { { ua, 0, 0, true }, { ub, 0, 0, true } };
+	struct rs_share_row rows[] = { { ua, 0, 0, true, 0, 0 }, { ub, 0, 0, true, 0, 0 } };
 	uint64_t table[RS_SHARE_GATES(2) + 1] = { 0 };
 	rs_time_ns now = SEC;
 	rs_flow fg, fx;
@@ -228,7 +228,7 @@ END_TEST
 START_TEST(gates_keep_the_windows_total)
 {
 	uint32_t ua[] = { 1, 1 }, ub[] = { 1, 0 };
-	struct rs_share_row rows[] = { { ua, 0, 0, true }, { ub, 0, 0, true } };
+	struct rs_share_row rows[] = { { ua, 0, 0, true, 0, 0 }, { ub, 0, 0, true, 0, 0 } };
 	uint64_t table[RS_SHARE_GATES(2)] = { 0 };
 	double r = 9800000.0 * 5 / 9;
 	int gates;

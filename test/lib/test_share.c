@@ -23,7 +23,7 @@ static struct rs_sched *new_gold_bronze(enum rs_policy p, struct rec *rec)
 static struct rs_share_row row(const uint32_t *users, double used,
 			       bool limited)
 {
-	struct rs_share_row r = { users, used, 0, limited };
+	struct rs_share_row r = { users, used, 0, limited, 0, 0 };
 
 	return r;
 }
@@ -261,6 +261,65 @@ START_TEST(adaptive_window_follows_the_share)
 }
 END_TEST
 
+/* One window for the proxy: a worker's W+ becomes the rows' W+ weighted
+ * by their shares, so the workers' views of it cannot drift apart (on the
+ * testbed's mid-link bed with 4 workers they ended at W+ 5.0, 7.5, 9.4
+ * and 12.0, and the worker at 5.0 held one slot for three users). Share
+ * 0.5 of W+ 2 holds one slot; beside a row of share 0.5 at W+ 6 the mean
+ * is 4: two slots, the second queued request goes. A row that is not an
+ * adaptive sample (W+ 0: a fixed window) does not count; nor does a fixed
+ * window follow the rows. */
+START_TEST(one_window_for_the_proxy)
+{
+	struct rec rec = { 0 };
+	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_WRC_MULT);
+	struct rs_share_row rows[3];
+	struct rs_sched *s;
+	uint32_t users[1];
+
+	cfg.initial_window = 2;
+	cfg.update_interval = 60 * SEC;		/* no regular update */
+	s = new_one_class(&cfg, &rec);
+	ck_assert_int_eq(rs_set_link_share(s, 0.5, 0), 0);
+	enq(s, 0, 1, 0, 0);
+	enq(s, 0, 2, 0, 0);
+	ck_assert_int_eq(rec.n, 1);
+	ck_assert_int_eq(rs_share_sample(s, SEC / 4, users, &rows[0]), 0);
+	ck_assert_double_eq_tol(rows[0].share, 0.5, 1e-12);
+	ck_assert_double_eq_tol(rows[0].window_max, 2, 1e-12);
+	rows[1] = rows[0];
+	rows[1].share = 0.5;
+	rows[1].window_max = 6;
+	rows[2] = rows[0];
+	rows[2].share = 0.25;
+	rows[2].window_max = 0;			/* a fixed window's row */
+	ck_assert_int_eq(rs_share_window(s, rows, 3, SEC / 4), 0);
+	ck_assert_double_eq_tol(rs_window_max(s), 4, 1e-12);
+	ck_assert_double_eq_tol(gstats(s).W_max, 2, 1e-12);
+	ck_assert_int_eq(rec.n, 2);
+	/* shares need not add up to 1: a mean over the live rows */
+	rows[1].share = 0.1;
+	rows[1].window_max = 12;
+	ck_assert_int_eq(rs_share_window(s, rows, 2, SEC / 2), 0);
+	ck_assert_double_eq_tol(rs_window_max(s), (1 + 1.2) / 0.6, 1e-12);
+	ck_assert_int_eq(rs_share_window(s, NULL, 2, SEC), RS_EINVAL);
+	ck_assert_int_eq(rs_share_window(s, rows, 0, SEC), RS_EINVAL);
+	rs_free(s);
+
+	cfg = cfg_base(RS_POLICY_MSF, RS_WIN_FIXED);
+	cfg.fixed_window = 4;
+	s = new_one_class(&cfg, &rec);
+	ck_assert_int_eq(rs_set_link_share(s, 0.5, 0), 0);
+	ck_assert_int_eq(rs_share_sample(s, SEC / 4, users, &rows[0]), 0);
+	ck_assert_double_eq_tol(rows[0].window_max, 0, 1e-12);
+	rows[1].share = 0.5;
+	rows[1].window_max = 10;
+	ck_assert_int_eq(rs_share_window(s, rows, 2, SEC / 4), 0);
+	ck_assert_double_eq_tol(rs_window_max(s), 2, 1e-12);
+	rs_free(s);
+}
+END_TEST
+
 /* The slots a worker of share f holds on average over 20 s when W+ is
  * 4, one user keeps 4 requests queued and each request ends 100 ms after
  * its release (1-ms steps; the timer runs at its deadlines). */
@@ -404,6 +463,7 @@ Suite *suite_share(void)
 	tcase_add_test(tc, share_scales_the_link);
 	tcase_add_test(tc, fixed_window_claims_from_the_budget);
 	tcase_add_test(tc, adaptive_window_follows_the_share);
+	tcase_add_test(tc, one_window_for_the_proxy);
 	tcase_add_test(tc, part_slot_follows_the_share);
 	tcase_add_test(tc, part_slot_counts_from_a_switch);
 	suite_add_tcase(s, tc);
