@@ -44,6 +44,19 @@ def test_bad_scenario_is_named():
         scenario.load("does-not-exist")
 
 
+def test_a_key_the_loader_would_not_read_is_refused():
+    """A key under the wrong table would silently take its default (a spec
+    with downlink_bps at the top ran at 2 Mbit/s): it is named instead."""
+    cls = [{"name": "a", "weight": 1, "users": 1}]
+    with pytest.raises(scenario.ScenarioError, match=r"^downlink_bps: unknown key; it belongs in \[link\]"):
+        scenario.build({"classes": cls, "downlink_bps": 4_000_000})
+    with pytest.raises(scenario.ScenarioError, match=r"^link.buffer: unknown key"):
+        scenario.build({"classes": cls, "link": {"buffer": 150}})
+    with pytest.raises(scenario.ScenarioError, match=r"^classes\[0\].sizes.median: unknown key"):
+        scenario.build({"classes": [dict(cls[0], sizes={"median": 5000})]})
+    assert scenario.build({"classes": cls, "link": {"downlink_bps": 4_000_000}}).downlink_bps == 4e6
+
+
 def test_buffer_ms_and_old_queue_bdp():
     cls = [{"name": "a", "weight": 1, "users": 1}]
     assert scenario.build({"classes": cls, "link": {"buffer_ms": 250}}).buffer_ms == 250

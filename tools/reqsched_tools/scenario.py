@@ -316,8 +316,57 @@ def load_file(path: str) -> dict[str, Any]:
         raise ScenarioError(f"{path}: {e}") from e
 
 
+# Every key a scenario file may hold, by table ("" the top level; "classes"
+# each [[classes]] entry, "classes.sizes" its sizes). [site] and [targets] are
+# checked where they are read (site_of(), the report's targets).
+KNOWN_KEYS: dict[str, tuple[str, ...]] = {
+    "": ("name", "description", "duration_s", "warmup_s", "seed", "timeline_bin_s",
+         "restart_at_s", "idle_probe_s", "small_object_bytes", "modes", "link", "servers",
+         "sizes", "reqsched", "cross_traffic", "proxy", "classes", "targets", "sweep",
+         "replay", "site"),
+    "link": ("downlink_bps", "uplink_bps", "buffer_ms", "queue_bdp", "rtt_ms",
+             "proxy_initrwnd", "propagation_rtt_ms"),
+    "servers": ("count", "delay_ms", "rate_bps"),
+    "sizes": ("mu", "sigma", "access_log", "url_list"),
+    "reqsched": ("window", "target_utilization", "update_interval_s", "directives"),
+    "cross_traffic": ("rate_bps", "rate_fraction", "period_s", "start_s"),
+    "proxy": ("workers",),
+    "sweep": ("key", "values"),
+    "replay": ("access_log", "time_scale", "closed_loop", "max_conns"),
+    "classes": ("name", "weight", "users", "pattern", "parallel", "think_s", "phases",
+                "tunnel", "requests_per_tunnel", "clients", "sizes"),
+    "classes.sizes": ("mu", "sigma", "uniform", "max"),
+}
+
+
+def check_keys(raw: dict[str, Any]) -> None:
+    """Refuses a key the loader would not read, naming it: a value under the
+    wrong table (downlink_bps at the top, not in [link]) would otherwise be
+    replaced by its default without a word."""
+    def check(tbl: Any, where: str, label: str) -> None:
+        if not isinstance(tbl, dict):
+            return
+        for k in tbl:
+            if k in KNOWN_KEYS[where]:
+                continue
+            home = [t for t, keys in KNOWN_KEYS.items() if k in keys and t not in ("", where)]
+            hint = f"; it belongs in [{home[0]}]" if home else ""
+            raise ScenarioError(f"{label}{k}: unknown key{hint} (have {', '.join(KNOWN_KEYS[where])})")
+
+    check(raw, "", "")
+    for t in KNOWN_KEYS:
+        if t and "." not in t and t != "classes":
+            check(raw.get(t), t, f"{t}.")
+    classes = raw.get("classes", [])
+    for i, c in enumerate(classes if isinstance(classes, list) else []):
+        check(c, "classes", f"classes[{i}].")
+        if isinstance(c, dict):
+            check(c.get("sizes"), "classes.sizes", f"classes[{i}].sizes.")
+
+
 def build(raw: dict[str, Any], source: str = "") -> Scenario:
     """Validate a parsed scenario dict and fill in defaults."""
+    check_keys(raw)
     def get(tbl: dict, key: str, default: Any) -> Any:
         return tbl.get(key, default) if isinstance(tbl, dict) else default
 
