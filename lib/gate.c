@@ -14,16 +14,14 @@
  * A gate is a token bucket kept as one timestamp (GCRA: the theoretical
  * arrival time, tat), changed by compare-and-swap. Each class c has three:
  *   - its own gate in this worker (local): R p_c n_c / N_c, this worker's
- *     part of the class, by the readers n_c of the N_c it serves (users
- *     with a flow open: share.c's BY_READERS);
+ *     part of the class, by the users n_c of the N_c it serves;
  *   - the class's gate (shared, rs_share_gates()): R p_c;
  *   - the proxy's gate (shared): R, the whole proxy's pacer rate.
  * p_c is c's part of the proxy's weights over every worker's row (msf:
  * w_c N_c / sum w N; the others: w_c / sum of the weights of the classes
- * with readers), the parts the workers' shares come from counted by
- * readers instead of users (share.c's class_part(), worker_part()). A
- * gate holds GATE_DEPTH of its rate (the proxy's the pacer's burst B), at
- * least a grant's largest need. A grant of n bytes
+ * with users), the same parts the workers' shares come from (share.c's
+ * class_part(), worker_part()). A gate holds GATE_DEPTH of its rate (the proxy's the
+ * pacer's burst B), at least a grant's largest need. A grant of n bytes
  * may go when any of the three holds n: its own gate (what the class's
  * users here are due), the class's (what its users in other workers
  * leave), or the proxy's (what classes leave whose users wait for their

@@ -398,20 +398,17 @@ double rs_window_max(const struct rs_sched *s);
  * and a link counter's bytes times f). The host keeps a table of rows, one
  * per worker, where every worker reads it (shared memory), and at every
  * update each worker:
- *   rs_share_sample(s, now, users, readers, &rows[self]);   its own row
+ *   rs_share_sample(s, now, users, &rows[self]);   its own row
  *   f = rs_share_of(s, rows, nworkers, self);       every row
  *   rs_set_link_share(s, f, now);
  *   rs_share_window(s, rows, nworkers, now);         one W+ for the proxy
  * rs_share_sample() fills users[rs_class_count(s)] with each class's users
- * (a request queued or outstanding, or a flow open) and readers[] with
- * those that have a flow open (the pacer's accounts), and points
- * row->users and row->readers at them. rs_share_of() reads only the rows
- * (the same table gives every worker the same shares); rows must be
- * indexed by the same classes as s. */
+ * (a request queued or outstanding, or a flow open) and points row->users
+ * at it. rs_share_of() reads only the rows (the same table gives every
+ * worker the same shares); rows must be indexed by the same classes as s. */
 #define RS_SHARE_MAX_WORKERS 64
 struct rs_share_row {
 	const uint32_t *users;		/* per class */
-	const uint32_t *readers;	/* per class: users with a flow open */
 	double used;			/* fraction of C read since the
 					 * previous sample */
 	double held;			/* fraction of C its outstanding
@@ -427,7 +424,7 @@ struct rs_share_row {
 					 * proxy's units; 0 otherwise */
 };
 int rs_share_sample(struct rs_sched *s, rs_time_ns now, uint32_t *users,
-		    uint32_t *readers, struct rs_share_row *row);
+		    struct rs_share_row *row);
 double rs_share_of(const struct rs_sched *s, const struct rs_share_row *rows,
 		   unsigned n, unsigned self);
 /* The share of a worker without users among n live rows (5 % of 1/n): what
@@ -462,9 +459,7 @@ int rs_share_window(struct rs_sched *s, const struct rs_share_row *rows,
 		    unsigned n, rs_time_ns now);
 /* Shared byte gates (the byte layer, gate.c): the workers' pacers read
  * through one gate per class and one for the proxy, so that a class's share
- * holds whichever worker serves its users; a class's part at the gates
- * follows its readers, as one pacer's shares follow its accounts with
- * flows open. gates: RS_SHARE_GATES(classes)
+ * holds whichever worker serves its users. gates: RS_SHARE_GATES(classes)
  * uint64_t, zeroed once, 8-byte aligned, where every worker reads and
  * writes them (shared memory; the library changes them only with atomic
  * compare-and-swap; the workers' clocks must agree). After

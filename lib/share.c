@@ -13,11 +13,10 @@
  *
  * The shares come from a table the host keeps where every worker can read
  * it (Squid: shared memory): every update, each worker samples its own row
- * (rs_share_sample(): per class, the users it serves and those of them
- * with a flow open; the fraction of C it read since its previous sample;
- * the fraction its outstanding responses hold; whether it wants more:
- * requests or flows wait at the sample, or it is waking up) and computes
- * its share from the n live rows
+ * (rs_share_sample(): per class, the users it serves; the fraction of C it
+ * read since its previous sample; the fraction its outstanding responses
+ * hold; whether it wants more: requests or flows wait at the sample, or it
+ * is waking up) and computes its share from the n live rows
  * (rs_share_of()):
  *
  *  - demand weight of worker i: with per-user fairness (msf) d_i =
@@ -120,7 +119,7 @@ static bool limited_of(const struct rs_sched *s, rs_time_ns now)
 }
 
 int rs_share_sample(struct rs_sched *s, rs_time_ns now, uint32_t *users,
-		    uint32_t *readers, struct rs_share_row *row)
+		    struct rs_share_row *row)
 {
 	uint64_t total = 0;
 	double dt;
@@ -129,15 +128,13 @@ int rs_share_sample(struct rs_sched *s, rs_time_ns now, uint32_t *users,
 
 	if (err)
 		return err;
-	if (!users || !readers || !row || now < s->share_t)
+	if (!users || !row || now < s->share_t)
 		return RS_EINVAL;
 	for (c = 0; c < s->ncls; c++) {
 		users[c] = class_demand(s, c);
-		readers[c] = s->cls[c].naccts;
 		total += users[c];
 	}
 	row->users = users;
-	row->readers = readers;
 	dt = (double)(now - s->share_t) / (double)RS_NSEC_PER_SEC;
 	row->used = s->share_t && dt > 0 ?
 		    (double)(s->bytes - s->share_mark) / dt /
@@ -157,25 +154,15 @@ double rs_share_idle(unsigned n)
 	return n ? RS_SHARE_IDLE / n : 1;
 }
 
-/* What a row counts per class: its users (the worker's share of the link
- * and its slots follow them) or its readers (the byte gates follow them). */
-enum row_count { BY_USERS, BY_READERS };
-
-static uint32_t row_count(const struct rs_share_row *r, enum row_count by,
-			  uint32_t c)
-{
-	return by == BY_READERS ? r->readers[c] : r->users[c];
-}
-
-/* Users (or readers) of class c over the rows: N_c. */
+/* Users of class c over the rows: N_c. */
 static uint64_t class_users(const struct rs_share_row *rows, unsigned n,
-			    uint32_t c, enum row_count by)
+			    uint32_t c)
 {
 	uint64_t nc = 0;
 	unsigned i;
 
 	for (i = 0; i < n; i++)
-		nc += row_count(&rows[i], by, c);
+		nc += rows[i].users[c];
 	return nc;
 }
 
@@ -191,28 +178,23 @@ static double class_weight(const struct rs_sched *s, uint32_t c, uint64_t nc)
 
 /* The sum of class_weight() over the classes. */
 static double weights_total(const struct rs_sched *s,
-			    const struct rs_share_row *rows, unsigned n,
-			    enum row_count by)
+			    const struct rs_share_row *rows, unsigned n)
 {
 	double total = 0;
 	uint32_t c;
 
 	for (c = 0; c < s->ncls; c++)
-		total += class_weight(s, c, class_users(rows, n, c, by));
+		total += class_weight(s, c, class_users(rows, n, c));
 	return total;
 }
 
 /*
  * Each class's part of the proxy, p_c = class_weight() / weights_total(),
  * and worker i's part of class c, p_c n_ic / N_c (its users of the class;
- * nc = N_c, class_users(), counted once per class by the callers). One
- * definition, counted two ways: a worker's demand weight is the sum of its
- * parts by users (demand_weights(): a user waiting at admission is due its
- * slots), its byte gates read at R times its parts by readers
- * (rs_share_gates(): only a user with a flow open reads, as one worker's
- * pacer shares R among its accounts with flows open; counted by users, a
- * class whose users wait at admission kept gates its readers could not
- * use: few-users, 4 workers, bronze +20 to +35 % of its share, doc/squid.md).
+ * nc = N_c, class_users(), counted once per class by the callers).
+ * A worker's demand weight is the sum of its parts over the classes
+ * (demand_weights()), and its byte gates read at R times the same parts
+ * (gate.c, rs_share_gates()): one definition for both.
  */
 static double class_part(const struct rs_sched *s, uint32_t c, uint64_t nc,
 			 double total)
@@ -221,10 +203,9 @@ static double class_part(const struct rs_sched *s, uint32_t c, uint64_t nc,
 }
 
 static double worker_part(const struct rs_share_row *rows, unsigned i,
-			  uint32_t c, uint64_t nc, double part,
-			  enum row_count by)
+			  uint32_t c, uint64_t nc, double part)
 {
-	return nc ? part * row_count(&rows[i], by, c) / (double)nc : 0;
+	return nc ? part * rows[i].users[c] / (double)nc : 0;
 }
 
 /* Demand weights of every row into d[], their sum returned. */
@@ -232,18 +213,18 @@ static double demand_weights(const struct rs_sched *s,
 			     const struct rs_share_row *rows, unsigned n,
 			     double *d)
 {
-	double total = weights_total(s, rows, n, BY_USERS), sum = 0;
+	double total = weights_total(s, rows, n), sum = 0;
 	uint32_t c;
 	unsigned i;
 
 	for (i = 0; i < n; i++)
 		d[i] = 0;
 	for (c = 0; c < s->ncls; c++) {
-		uint64_t nc = class_users(rows, n, c, BY_USERS);
+		uint64_t nc = class_users(rows, n, c);
 		double part = class_part(s, c, nc, total);
 
 		for (i = 0; i < n && part > 0; i++)
-			d[i] += worker_part(rows, i, c, nc, part, BY_USERS);
+			d[i] += worker_part(rows, i, c, nc, part);
 	}
 	for (i = 0; i < n; i++)
 		sum += d[i];
@@ -438,16 +419,15 @@ int rs_share_gates(struct rs_sched *s, uint64_t *gates,
 	else
 		rs_gate_detach(s);
 	if (gates && !err) {
-		double total = weights_total(s, rows, n, BY_READERS);
+		double total = weights_total(s, rows, n);
 		uint32_t c;
 
 		for (c = 0; c < s->ncls; c++) {
 			struct rs_gate_cls *g = &s->gate.cls[c];
-			uint64_t nc = class_users(rows, n, c, BY_READERS);
+			uint64_t nc = class_users(rows, n, c);
 
 			g->part = class_part(s, c, nc, total);
-			g->own = worker_part(rows, self, c, nc, g->part,
-					     BY_READERS);
+			g->own = worker_part(rows, self, c, nc, g->part);
 		}
 	}
 	rs_pacer_cap(s);		/* the bucket of the new rate */

@@ -245,32 +245,6 @@ def test_one_adaptive_window_for_the_proxy(squid_factory, origin):
     assert 0.67 <= statistics.median(ratios) <= 1.5, ratios
 
 
-def test_a_row_counts_readers_apart_from_users(squid_factory, origin):
-    """A fixed window of 1 for the proxy: kid1's first gold user holds the
-    slot (its request waits 4 s at its server, over an open server
-    connection: a flow), its second gold user's request waits at admission.
-    Kid1's row counts both users (its share and slots follow them) but one
-    reader, the one with a flow open: the byte gates' parts follow the
-    readers (patch 56, libreqsched's rs_share_gates())."""
-    with SmpSquid(squid_factory, 2, window="fixed 1", link="1 Gbit") as smp:
-        first = h.Background([lambda: http_get(smp.ports[1], origin.url("/smp-r/first", size=100, delay_ms=4000),
-                                                src=GOLD_SRCS[0], tag="first", timeout=60)])
-        time.sleep(0.5)
-        second = h.Background([lambda: http_get(smp.ports[1], origin.url("/smp-r/second", size=100),
-                                                 src=GOLD_SRCS[1], tag="second", timeout=60)])
-        time.sleep(1.0)
-        rows = []
-        for _ in range(6):
-            rows.append({int(w["kid"]): (int(w["users"]), int(w["readers"]))
-                         for w in smp.pages()[1]["workers"]})
-            time.sleep(0.25)
-        res = first.join(60) + second.join(60)
-    print("(users, readers) per worker:", rows)
-    assert all(r.ok for r in res), res
-    assert all(row[1] == (2, 1) for row in rows), rows
-    assert all(row[2] == (0, 0) for row in rows), rows
-
-
 def test_an_idle_worker_shows_the_idle_share_from_the_start(squid_factory):
     """A worker that has had no request yet schedules the idle share (5 % of
     1/N) from its start, and its page says so: W+ 1 of a fixed window of 4,

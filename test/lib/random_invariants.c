@@ -1268,7 +1268,6 @@ static void share_property(struct world *w, uint32_t ncls)
 			has |= users[i][c] > 0;
 		}
 		rows[i].users = users[i];
-		rows[i].readers = users[i];	/* rs_share_of() counts users */
 		rows[i].used = (double)below(w, 1001) / 1000;
 		rows[i].held = below(w, 2) ? 0 : (double)below(w, 1001) / 1000;
 		rows[i].limited = below(w, 2);
@@ -1298,7 +1297,7 @@ static void share_property(struct world *w, uint32_t ncls)
  * ahead. */
 static void share_gates(struct world *w, struct rs_share_row *mine)
 {
-	uint32_t other[MAXCLS], readers[MAXCLS];
+	uint32_t other[MAXCLS];
 	struct rs_share_row rows[2];
 	int c, ncls = rs_class_count(w->s);
 
@@ -1307,17 +1306,14 @@ static void share_gates(struct world *w, struct rs_share_row *mine)
 			FAIL(w, "detach gates");
 		return;
 	}
-	for (c = 0; c < ncls; c++) {
+	for (c = 0; c < ncls; c++)
 		other[c] = (uint32_t)below(w, 3);
-		readers[c] = (uint32_t)below(w, 1 + other[c]);
-	}
 	for (c = 0; c <= ncls; c++)
 		if (below(w, 4) == 0)
 			w->gates[c] = w->now + below(w, 200) * 1000000ULL;
 	rows[0] = *mine;
 	rows[1] = *mine;
 	rows[1].users = other;
-	rows[1].readers = readers;
 	if (rs_share_gates(w->s, w->gates, rows, 2, 0, w->now))
 		FAIL(w, "share gates");
 }
@@ -1353,7 +1349,7 @@ static void share_window(struct world *w, const struct rs_share_row *mine)
  * shares of random tables. */
 static void ev_share(struct world *w)
 {
-	uint32_t users[MAXCLS], readers[MAXCLS];
+	uint32_t users[MAXCLS];
 	struct rs_share_row row;
 	struct rs_stats st;
 	struct snap before;
@@ -1363,11 +1359,8 @@ static void ev_share(struct world *w)
 	if (ncls > MAXCLS)
 		return;
 	share_property(w, (uint32_t)ncls);
-	if (rs_share_sample(w->s, w->now, users, readers, &row))
+	if (rs_share_sample(w->s, w->now, users, &row))
 		FAIL(w, "share sample");
-	for (int c = 0; c < ncls; c++)	/* a reader is a user */
-		if (readers[c] > users[c])
-			FAIL(w, "share sample: class %d has %u readers, %u users", c, readers[c], users[c]);
 	/* used: the model's bytes since its previous sample over the time,
 	 * of C scaled to the link's frames (payload_per_wire) */
 	rs_get_stats(w->s, &st);

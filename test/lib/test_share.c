@@ -23,7 +23,7 @@ static struct rs_sched *new_gold_bronze(enum rs_policy p, struct rec *rec)
 static struct rs_share_row row(const uint32_t *users, double used,
 			       bool limited)
 {
-	struct rs_share_row r = { users, users, used, 0, limited, 0, 0 };
+	struct rs_share_row r = { users, used, 0, limited, 0, 0 };
 
 	return r;
 }
@@ -152,7 +152,7 @@ START_TEST(sample_own_row)
 	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_FIXED);
 	struct rs_share_row r;
 	struct rs_sched *s;
-	uint32_t users[2], readers[2];
+	uint32_t users[2];
 	rs_id a, b;
 	rs_flow f;
 
@@ -165,13 +165,10 @@ START_TEST(sample_own_row)
 	a = enq(s, 0, 1, 0, 0);		/* released */
 	b = enq(s, 0, 2, 0, 0);		/* waits */
 	ck_assert_int_eq(rs_flow_open(s, 0, 1, 7, NULL, 0, &f), 0); /* a tunnel */
-	ck_assert_int_eq(rs_share_sample(s, SEC, users, readers, &r), 0);
+	ck_assert_int_eq(rs_share_sample(s, SEC, users, &r), 0);
 	ck_assert_ptr_eq(r.users, users);
-	ck_assert_ptr_eq(r.readers, readers);
 	ck_assert_uint_eq(users[0], 2);
 	ck_assert_uint_eq(users[1], 1);
-	ck_assert_uint_eq(readers[0], 0);	/* a released request, no flow */
-	ck_assert_uint_eq(readers[1], 1);	/* the tunnel's */
 	ck_assert_double_eq_tol(r.used, 0, 1e-12);	/* no previous sample */
 	ck_assert_double_eq_tol(r.held, 0.5, 1e-12);	/* W = W+, share 0.5 */
 	ck_assert(r.limited);
@@ -179,13 +176,12 @@ START_TEST(sample_own_row)
 	ck_assert_int_eq(rs_on_end(s, a, false, SEC + SEC / 4), 0);
 	ck_assert_int_eq(rs_on_end(s, b, false, SEC + SEC / 4), 0);
 	ck_assert_int_eq(rs_flow_close(s, f, SEC + SEC / 4), 0);
-	ck_assert_int_eq(rs_share_sample(s, SEC + SEC / 2, users, readers, &r), 0);
+	ck_assert_int_eq(rs_share_sample(s, SEC + SEC / 2, users, &r), 0);
 	ck_assert_double_eq_tol(r.used, 0.5, 1e-12);	/* 250 KB in 0.5 s */
 	ck_assert_double_eq_tol(r.held, 0, 1e-12);
 	ck_assert(!r.limited);
-	ck_assert_int_eq(rs_share_sample(s, SEC, NULL, readers, &r), RS_EINVAL);
-	ck_assert_int_eq(rs_share_sample(s, SEC, users, NULL, &r), RS_EINVAL);
-	ck_assert_int_eq(rs_share_sample(s, SEC, users, readers, NULL), RS_EINVAL);
+	ck_assert_int_eq(rs_share_sample(s, SEC, NULL, &r), RS_EINVAL);
+	ck_assert_int_eq(rs_share_sample(s, SEC, users, NULL), RS_EINVAL);
 	rs_free(s);
 }
 END_TEST
@@ -279,7 +275,7 @@ START_TEST(one_window_for_the_proxy)
 	struct rs_config cfg = cfg_base(RS_POLICY_MSF, RS_WIN_WRC_MULT);
 	struct rs_share_row rows[3];
 	struct rs_sched *s;
-	uint32_t users[1], readers[1];
+	uint32_t users[1];
 
 	cfg.initial_window = 2;
 	cfg.update_interval = 60 * SEC;		/* no regular update */
@@ -288,7 +284,7 @@ START_TEST(one_window_for_the_proxy)
 	enq(s, 0, 1, 0, 0);
 	enq(s, 0, 2, 0, 0);
 	ck_assert_int_eq(rec.n, 1);
-	ck_assert_int_eq(rs_share_sample(s, SEC / 4, users, readers, &rows[0]), 0);
+	ck_assert_int_eq(rs_share_sample(s, SEC / 4, users, &rows[0]), 0);
 	ck_assert_double_eq_tol(rows[0].share, 0.5, 1e-12);
 	ck_assert_double_eq_tol(rows[0].window_max, 2, 1e-12);
 	rows[1] = rows[0];
@@ -314,7 +310,7 @@ START_TEST(one_window_for_the_proxy)
 	cfg.fixed_window = 4;
 	s = new_one_class(&cfg, &rec);
 	ck_assert_int_eq(rs_set_link_share(s, 0.5, 0), 0);
-	ck_assert_int_eq(rs_share_sample(s, SEC / 4, users, readers, &rows[0]), 0);
+	ck_assert_int_eq(rs_share_sample(s, SEC / 4, users, &rows[0]), 0);
 	ck_assert_double_eq_tol(rows[0].window_max, 0, 1e-12);
 	rows[1].share = 0.5;
 	rows[1].window_max = 10;
